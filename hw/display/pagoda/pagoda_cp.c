@@ -1,0 +1,602 @@
+/*
+ * Pagoda GPU: the command processor.
+ *
+ * Owns the engines: their ring registers, the scheduling of ring entries,
+ * command fetch and decode, the commands every engine runs (NOP, fences)
+ * and the render commands. Paging commands are in pagoda_paging.c.
+ *
+ * A DOORBELL write only schedules a bottom half; commands run there, in
+ * the main loop, never on the vCPU thread that rang. Each engine gets a
+ * slice per run (a number of commands and a byte budget) and the bottom
+ * half reschedules itself while work remains, so a buffer that jumps to
+ * itself or a huge fill cannot stall QEMU or MMIO. The bottom half carries
+ * the device's re-entrancy guard, and DMA can only reach guest RAM and
+ * VRAM (pagoda_mem.c), never the device's own registers.
+ *
+ * Every ring entry is retired exactly once, in order: completed, aborted
+ * by a fault, or skipped because its context is halted. Retiring writes
+ * its fence to ENG_FENCE and, if asked, raises the engine's interrupt.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/main-loop.h"
+#include "pagoda_int.h"
+#include "trace.h"
+
+#define SLICE_COMMANDS          256
+#define SLICE_BYTES             (32 * 1024 * 1024)
+#define WAIT_POLL_NS            (100 * 1000)
+
+static bool engine_idle(PagodaEngine *eng)
+{
+    return !eng->active && eng->head == eng->kicked_tail;
+}
+
+void pagoda_cp_kick(PagodaState *s)
+{
+    qemu_bh_schedule(s->cp_bh);
+}
+
+/* ---- Ring entries -------------------------------------------------------- */
+
+static void retire(PagodaState *s, PagodaEngine *eng, bool fence_valid)
+{
+    trace_pagoda_retire(eng->id, eng->head, eng->entry.fence);
+    if (fence_valid) {
+        eng->fence = eng->entry.fence;
+    }
+    eng->head = (eng->head + 1) & (eng->ring_size - 1);
+    eng->active = false;
+    eng->cmd_active = false;
+    eng->waiting = false;
+    g_clear_pointer(&eng->src_list, g_free);
+    g_clear_pointer(&eng->dst_list, g_free);
+    if (eng->entry.flags & PAGODA_RING_FLAG_INTERRUPT) {
+        pagoda_raise_irq(s, PAGODA_INT_ENGINE(eng->id));
+    }
+}
+
+static const char *check_entry(PagodaEngine *eng, const PagodaRingEntry *e,
+                               uint64_t reserved)
+{
+    if (reserved) {
+        return "reserved field not zero";
+    }
+    if (!e->length || e->length % 4 || e->length > PAGODA_RING_MAX_LENGTH) {
+        return "bad length";
+    }
+    if (e->context >= PAGODA_NUM_CONTEXTS) {
+        return "context out of range";
+    }
+    if (e->flags & ~(PAGODA_RING_FLAG_VIRTUAL | PAGODA_RING_FLAG_INTERRUPT)) {
+        return "unknown flags";
+    }
+    if (e->flags & PAGODA_RING_FLAG_VIRTUAL ?
+        !(eng->caps & PAGODA_ENG_CAPS_VIRTUAL) :
+        !(eng->caps & PAGODA_ENG_CAPS_PHYSICAL)) {
+        return "addressing mode not supported by this engine";
+    }
+    return NULL;
+}
+
+/* Copy the entry at HEAD into the engine and validate it. */
+static bool fetch_entry(PagodaState *s, PagodaEngine *eng)
+{
+    uint8_t raw[PAGODA_RING_ENTRY_SIZE];
+    uint64_t at = eng->ring_base + (uint64_t)eng->head * PAGODA_RING_ENTRY_SIZE;
+    PagodaRingEntry *e = &eng->entry;
+    PagodaFault f = { .level = 0xff, .va = at, .access = PAGODA_ACCESS_READ };
+    const char *why = NULL;
+
+    memset(e, 0, sizeof(*e));
+    f.code = pagoda_mem_read(s, at, raw, sizeof(raw));
+    if (!f.code) {
+        e->addr = ldq_le_p(raw + PAGODA_RING_ADDR);
+        e->length = ldl_le_p(raw + PAGODA_RING_LENGTH);
+        e->context = lduw_le_p(raw + PAGODA_RING_CONTEXT);
+        e->flags = lduw_le_p(raw + PAGODA_RING_FLAGS);
+        e->fence = ldq_le_p(raw + PAGODA_RING_FENCE);
+        why = check_entry(eng, e, ldq_le_p(raw + PAGODA_RING_RESERVED));
+        f.code = why ? PAGODA_FAULT_BAD_RING_ENTRY : 0;
+    }
+    if (f.code) {
+        qemu_log_mask(LOG_GUEST_ERROR,
+                      "pagoda: engine %u ring entry %u at 0x%" PRIx64 ": %s\n",
+                      eng->id, eng->head, at, why ?: "unreadable");
+        /* nothing in a malformed entry can be trusted: halt no context */
+        f.code = PAGODA_FAULT_BAD_RING_ENTRY;
+        e->context = UINT16_MAX;
+        pagoda_fault(s, eng, &f);
+        retire(s, eng, false);
+        return false;
+    }
+    eng->active = true;
+    eng->pos = e->addr;
+    eng->end = e->addr + e->length;
+    eng->depth = 0;
+    eng->cmd_active = false;
+    return true;
+}
+
+/* ---- Commands ------------------------------------------------------------ */
+
+static PagodaSpan entry_span(PagodaEngine *eng, uint64_t addr)
+{
+    return (PagodaSpan) {
+        .ctx = eng->entry.flags & PAGODA_RING_FLAG_VIRTUAL ? eng->entry.context : -1,
+        .addr = addr,
+    };
+}
+
+static PagodaCmdResult bad_command(PagodaEngine *eng, PagodaFault *f,
+                                   const char *why)
+{
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "pagoda: engine %u, command 0x%02x at 0x%" PRIx64 ": %s\n",
+                  eng->id, PAGODA_CMD_OP(eng->cmd[0]), eng->cmd_addr, why);
+    f->code = PAGODA_FAULT_BAD_COMMAND;
+    f->level = 0xff;
+    f->va = eng->cmd_addr;
+    f->access = PAGODA_ACCESS_EXECUTE;
+    return PAGODA_CMD_FAULT;
+}
+
+static uint64_t cmd_u64(PagodaEngine *eng, unsigned byte)
+{
+    return ldq_le_p((uint8_t *)eng->cmd + byte);
+}
+
+static uint32_t cmd_u32(PagodaEngine *eng, unsigned byte)
+{
+    return ldl_le_p((uint8_t *)eng->cmd + byte);
+}
+
+/*
+ * Copy the next command into eng->cmd. The header is read twice (once for
+ * the length, once with the body); only the copy is used afterwards, and a
+ * header that changed in between is rejected.
+ */
+static PagodaCmdResult fetch_command(PagodaState *s, PagodaEngine *eng,
+                                     PagodaFault *f)
+{
+    PagodaSpan sp = entry_span(eng, eng->pos);
+    uint32_t header, dwords;
+
+    eng->cmd_addr = eng->pos;
+    if (eng->end - eng->pos < 4) {
+        eng->cmd[0] = 0;
+        return bad_command(eng, f, "truncated command");
+    }
+    if (pagoda_span_rw(s, &sp, &header, 4, PAGODA_ACCESS_EXECUTE, f)) {
+        return PAGODA_CMD_FAULT;
+    }
+    eng->cmd[0] = header = le32_to_cpu(header);
+    dwords = PAGODA_CMD_DWORDS(header);
+    if (!dwords || (uint64_t)dwords * 4 > eng->end - eng->pos) {
+        return bad_command(eng, f, "length beyond the buffer");
+    }
+    if (pagoda_span_rw(s, &sp, eng->cmd, dwords * 4ull, PAGODA_ACCESS_EXECUTE, f)) {
+        return PAGODA_CMD_FAULT;
+    }
+    if (le32_to_cpu(eng->cmd[0]) != header) {
+        return bad_command(eng, f, "header changed while fetched");
+    }
+    eng->cmd[0] = header;
+    eng->cmd_dwords = dwords;
+    eng->cmd_active = true;
+    eng->cmd_progress = 0;
+    eng->cmd_crc = 0;
+    return PAGODA_CMD_DONE;
+}
+
+static bool cmd_has_dwords(PagodaEngine *eng, uint32_t want)
+{
+    return eng->cmd_dwords == want;
+}
+
+static PagodaCmdResult cmd_signal_fence(PagodaState *s, PagodaEngine *eng,
+                                        PagodaFault *f)
+{
+    PagodaSpan sp = entry_span(eng, cmd_u64(eng, 8));
+    uint64_t value = cpu_to_le64(cmd_u64(eng, 16));
+
+    if (!cmd_has_dwords(eng, 6)) {
+        return bad_command(eng, f, "SIGNAL_FENCE takes 6 dwords");
+    }
+    if (pagoda_span_rw(s, &sp, &value, 8, PAGODA_ACCESS_WRITE, f)) {
+        return PAGODA_CMD_FAULT;
+    }
+    if (PAGODA_CMD_FLAGS(eng->cmd[0]) & PAGODA_SIGNAL_INTERRUPT) {
+        pagoda_raise_irq(s, PAGODA_INT_ENGINE(eng->id));
+    }
+    return PAGODA_CMD_DONE;
+}
+
+static PagodaCmdResult cmd_wait_fence(PagodaState *s, PagodaEngine *eng,
+                                      PagodaFault *f)
+{
+    PagodaSpan sp = entry_span(eng, cmd_u64(eng, 8));
+    uint64_t value;
+
+    if (!cmd_has_dwords(eng, 6)) {
+        return bad_command(eng, f, "WAIT_FENCE takes 6 dwords");
+    }
+    if (pagoda_span_rw(s, &sp, &value, 8, PAGODA_ACCESS_READ, f)) {
+        return PAGODA_CMD_FAULT;
+    }
+    return le64_to_cpu(value) >= cmd_u64(eng, 16) ? PAGODA_CMD_DONE
+                                                   : PAGODA_CMD_WAIT;
+}
+
+static PagodaCmdResult cmd_branch(PagodaEngine *eng, bool call, PagodaFault *f)
+{
+    uint32_t length = cmd_u32(eng, 4);
+    uint64_t target = cmd_u64(eng, 8);
+
+    if (!cmd_has_dwords(eng, 4)) {
+        return bad_command(eng, f, "JUMP/CALL take 4 dwords");
+    }
+    if (!length || length % 4 || length > PAGODA_RING_MAX_LENGTH) {
+        return bad_command(eng, f, "bad branch length");
+    }
+    if (call) {
+        if (eng->depth == PAGODA_CALL_DEPTH) {
+            return bad_command(eng, f, "CALL nested too deep");
+        }
+        eng->stack[eng->depth].pos = eng->pos;
+        eng->stack[eng->depth].end = eng->end;
+        eng->depth++;
+    }
+    eng->pos = target;
+    eng->end = target + length;
+    return PAGODA_CMD_DONE;
+}
+
+static PagodaCmdResult render_command(PagodaState *s, PagodaEngine *eng,
+                                      uint64_t *budget, PagodaFault *f)
+{
+    PagodaSpan src, dst;
+    uint32_t count, crc;
+    PagodaCmdResult r;
+
+    switch (PAGODA_CMD_OP(eng->cmd[0])) {
+    case PAGODA_CMD_COPY:
+        if (!cmd_has_dwords(eng, 8)) {
+            return bad_command(eng, f, "COPY takes 8 dwords");
+        }
+        src = entry_span(eng, cmd_u64(eng, 8));
+        dst = entry_span(eng, cmd_u64(eng, 16));
+        return pagoda_copy(s, &src, &dst, cmd_u64(eng, 24), &eng->cmd_progress,
+                           budget, f);
+    case PAGODA_CMD_FILL32:
+        if (!cmd_has_dwords(eng, 6)) {
+            return bad_command(eng, f, "FILL32 takes 6 dwords");
+        }
+        dst = entry_span(eng, cmd_u64(eng, 8));
+        return pagoda_fill(s, &dst, cmd_u32(eng, 4), cmd_u64(eng, 16),
+                           &eng->cmd_progress, budget, f);
+    case PAGODA_CMD_WRITE_IMM:
+        count = cmd_u32(eng, 4);
+        if (eng->cmd_dwords < 4 || count != eng->cmd_dwords - 4) {
+            return bad_command(eng, f, "WRITE_IMM length does not match count");
+        }
+        dst = entry_span(eng, cmd_u64(eng, 8));
+        return pagoda_span_rw(s, &dst, eng->cmd + 4, count * 4ull,
+                              PAGODA_ACCESS_WRITE, f) ? PAGODA_CMD_FAULT
+                                                      : PAGODA_CMD_DONE;
+    case PAGODA_CMD_CRC32:
+        if (!cmd_has_dwords(eng, 8)) {
+            return bad_command(eng, f, "CRC32 takes 8 dwords");
+        }
+        src = entry_span(eng, cmd_u64(eng, 8));
+        r = pagoda_crc32(s, &src, cmd_u64(eng, 16), &eng->cmd_crc,
+                         &eng->cmd_progress, budget, f);
+        if (r != PAGODA_CMD_DONE) {
+            return r;
+        }
+        dst = entry_span(eng, cmd_u64(eng, 24));
+        crc = cpu_to_le32(eng->cmd_crc);
+        return pagoda_span_rw(s, &dst, &crc, 4, PAGODA_ACCESS_WRITE, f) ?
+               PAGODA_CMD_FAULT : PAGODA_CMD_DONE;
+    case PAGODA_CMD_JUMP:
+        return cmd_branch(eng, false, f);
+    case PAGODA_CMD_CALL:
+        return cmd_branch(eng, true, f);
+    }
+    return bad_command(eng, f, "unknown render command");
+}
+
+static bool is_paging_op(uint32_t op)
+{
+    return op >= PAGODA_CMD_TRANSFER && op <= PAGODA_CMD_UNMAP_HOST_APERTURE;
+}
+
+static bool is_render_op(uint32_t op)
+{
+    return op >= PAGODA_CMD_COPY && op <= PAGODA_CMD_CALL;
+}
+
+static PagodaCmdResult run_command(PagodaState *s, PagodaEngine *eng,
+                                   uint64_t *budget, PagodaFault *f)
+{
+    PagodaCmdResult r;
+    uint32_t op;
+
+    if (!eng->cmd_active) {
+        r = fetch_command(s, eng, f);
+        if (r != PAGODA_CMD_DONE) {
+            return r;
+        }
+        eng->pos += eng->cmd_dwords * 4ull;
+    }
+    op = PAGODA_CMD_OP(eng->cmd[0]);
+    switch (op) {
+    case PAGODA_CMD_NOP:
+        return PAGODA_CMD_DONE;
+    case PAGODA_CMD_SIGNAL_FENCE:
+        return cmd_signal_fence(s, eng, f);
+    case PAGODA_CMD_WAIT_FENCE:
+        return cmd_wait_fence(s, eng, f);
+    }
+    if (is_paging_op(op) && (eng->caps & PAGODA_ENG_CAPS_PAGING)) {
+        return pagoda_paging_command(s, eng, budget, f);
+    }
+    if (is_render_op(op) && (eng->caps & PAGODA_ENG_CAPS_RENDER)) {
+        return render_command(s, eng, budget, f);
+    }
+    return bad_command(eng, f, "command not supported by this engine");
+}
+
+/* Advance past a finished command; returns true when the entry is done. */
+static bool command_done(PagodaEngine *eng)
+{
+    eng->cmd_active = false;
+    while (eng->pos == eng->end) {
+        if (!eng->depth) {
+            return true;
+        }
+        eng->depth--;
+        eng->pos = eng->stack[eng->depth].pos;
+        eng->end = eng->stack[eng->depth].end;
+    }
+    return false;
+}
+
+/*
+ * Run one slice of @eng. Returns true if it has more to run right away,
+ * false if it is idle or waiting on a fence.
+ */
+static bool engine_run_slice(PagodaState *s, PagodaEngine *eng)
+{
+    uint64_t budget = SLICE_BYTES;
+    unsigned commands;
+
+    eng->waiting = false;
+    for (commands = 0; commands < SLICE_COMMANDS && budget; commands++) {
+        PagodaFault f = { 0 };
+
+        if (!eng->active) {
+            if (eng->head == eng->kicked_tail) {
+                return false;
+            }
+            if (!fetch_entry(s, eng)) {
+                continue;
+            }
+            if (s->ctx[eng->entry.context].halted) {
+                trace_pagoda_skip_halted(eng->id, eng->entry.context,
+                                         eng->entry.fence);
+                retire(s, eng, true);
+                continue;
+            }
+        }
+        switch (run_command(s, eng, &budget, &f)) {
+        case PAGODA_CMD_DONE:
+            if (command_done(eng)) {
+                retire(s, eng, true);
+            }
+            break;
+        case PAGODA_CMD_YIELD:
+            return true;
+        case PAGODA_CMD_WAIT:
+            eng->waiting = true;
+            return false;
+        case PAGODA_CMD_FAULT:
+            pagoda_fault(s, eng, &f);
+            retire(s, eng, true);
+            break;
+        }
+    }
+    return !engine_idle(eng);
+}
+
+static void cp_run(void *opaque)
+{
+    PagodaState *s = opaque;
+    bool more = false, waiting = false;
+    unsigned e;
+
+    for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        more |= engine_run_slice(s, &s->engine[e]);
+        waiting |= s->engine[e].waiting;
+    }
+    if (more) {
+        qemu_bh_schedule(s->cp_bh);
+    } else if (waiting) {
+        /* the awaited value may come from the CPU: poll for it */
+        timer_mod(s->cp_wait_timer,
+                  qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + WAIT_POLL_NS);
+    }
+}
+
+static void cp_wait_timeout(void *opaque)
+{
+    pagoda_cp_kick(opaque);
+}
+
+/* ---- Registers ----------------------------------------------------------- */
+
+uint32_t pagoda_engine_read(PagodaState *s, PagodaEngine *eng, hwaddr reg)
+{
+    switch (reg) {
+    case PAGODA_ENG_RING_BASE_LO:     return eng->ring_base;
+    case PAGODA_ENG_RING_BASE_HI:     return eng->ring_base >> 32;
+    case PAGODA_ENG_RING_SIZE:        return eng->ring_size;
+    case PAGODA_ENG_RING_HEAD:        return eng->head;
+    case PAGODA_ENG_RING_TAIL:        return eng->tail;
+    case PAGODA_ENG_FENCE_LO:         return eng->fence;
+    case PAGODA_ENG_FENCE_HI:         return eng->fence >> 32;
+    case PAGODA_ENG_ABORTED_FENCE_LO: return eng->aborted_fence;
+    case PAGODA_ENG_ABORTED_FENCE_HI: return eng->aborted_fence >> 32;
+    case PAGODA_ENG_STATUS:
+        return (engine_idle(eng) ? 0 : PAGODA_ENG_STATUS_BUSY) |
+               (eng->waiting ? PAGODA_ENG_STATUS_WAITING : 0);
+    case PAGODA_ENG_CAPS:             return eng->caps;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: read of unknown "
+                  "register 0x%" HWADDR_PRIx "\n", eng->id, reg);
+    return 0;
+}
+
+static bool ring_writable(PagodaEngine *eng)
+{
+    if (!engine_idle(eng)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: ring reprogrammed "
+                      "while busy, ignored\n", eng->id);
+        return false;
+    }
+    return true;
+}
+
+void pagoda_engine_write(PagodaState *s, PagodaEngine *eng, hwaddr reg,
+                         uint32_t val)
+{
+    switch (reg) {
+    case PAGODA_ENG_RING_BASE_LO:
+        if (ring_writable(eng)) {
+            eng->ring_base = deposit64(eng->ring_base, 0, 32, val);
+        }
+        return;
+    case PAGODA_ENG_RING_BASE_HI:
+        if (ring_writable(eng)) {
+            eng->ring_base = deposit64(eng->ring_base, 32, 32, val);
+        }
+        return;
+    case PAGODA_ENG_RING_SIZE:
+        if (val > 65536 || (val & (val - 1))) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: ring size %u "
+                          "is not a power of two up to 65536\n", eng->id, val);
+            return;
+        }
+        if (ring_writable(eng)) {
+            eng->ring_size = val;
+            eng->head = eng->tail = eng->kicked_tail = 0;
+        }
+        return;
+    case PAGODA_ENG_RING_TAIL:
+        if (val >= eng->ring_size) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: tail %u beyond "
+                          "the ring (%u entries)\n", eng->id, val, eng->ring_size);
+            return;
+        }
+        eng->tail = val;
+        return;
+    case PAGODA_ENG_DOORBELL:
+        trace_pagoda_doorbell(eng->id, eng->head, eng->tail);
+        eng->kicked_tail = eng->tail;
+        pagoda_cp_kick(s);
+        return;
+    }
+    qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: write to read-only or "
+                  "unknown register 0x%" HWADDR_PRIx "\n", eng->id, reg);
+}
+
+/* ---- Reset and lifecycle ------------------------------------------------- */
+
+/* Fence of the last entry submitted with DOORBELL, read back from the ring. */
+static uint64_t last_submitted_fence(PagodaState *s, PagodaEngine *eng)
+{
+    uint32_t last = (eng->kicked_tail - 1) & (eng->ring_size - 1);
+    uint64_t fence;
+
+    if (pagoda_mem_read(s, eng->ring_base + (uint64_t)last * PAGODA_RING_ENTRY_SIZE +
+                        PAGODA_RING_FENCE, &fence, sizeof(fence))) {
+        return eng->active ? eng->entry.fence : eng->fence;
+    }
+    return le64_to_cpu(fence);
+}
+
+/*
+ * Engine reset: abort the running entry and every submitted one behind it.
+ * ABORTED_FENCE tells the driver the newest fence that will never signal;
+ * the ring stays programmed and takes new entries at once.
+ */
+void pagoda_engine_reset(PagodaState *s, PagodaEngine *eng)
+{
+    if (engine_idle(eng)) {
+        eng->aborted_fence = eng->fence;
+    } else if (eng->head != eng->kicked_tail) {
+        eng->aborted_fence = last_submitted_fence(s, eng);
+    } else {
+        eng->aborted_fence = eng->entry.fence;
+    }
+    trace_pagoda_engine_reset(eng->id, eng->aborted_fence);
+    eng->head = eng->kicked_tail;
+    eng->active = false;
+    eng->cmd_active = false;
+    eng->waiting = false;
+    g_clear_pointer(&eng->src_list, g_free);
+    g_clear_pointer(&eng->dst_list, g_free);
+}
+
+void pagoda_cp_reset(PagodaState *s)
+{
+    unsigned e;
+
+    qemu_bh_cancel(s->cp_bh);
+    timer_del(s->cp_wait_timer);
+    for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        PagodaEngine *eng = &s->engine[e];
+        uint32_t *cmd = eng->cmd;
+        uint32_t caps = eng->caps;
+
+        g_free(eng->src_list);
+        g_free(eng->dst_list);
+        memset(eng, 0, sizeof(*eng));
+        eng->id = e;
+        eng->caps = caps;
+        eng->cmd = cmd;
+    }
+}
+
+void pagoda_cp_realize(PagodaState *s)
+{
+    static const uint32_t caps[PAGODA_NUM_ENGINES] = {
+        [PAGODA_ENGINE_PAGING] = PAGODA_ENG_CAPS_PAGING | PAGODA_ENG_CAPS_PHYSICAL,
+        [PAGODA_ENGINE_RENDER] = PAGODA_ENG_CAPS_RENDER | PAGODA_ENG_CAPS_VIRTUAL |
+                                 PAGODA_ENG_CAPS_PHYSICAL,
+    };
+    unsigned e;
+
+    s->cp_bh = qemu_bh_new_guarded(cp_run, s,
+                                   &DEVICE(s)->mem_reentrancy_guard);
+    s->cp_wait_timer = timer_new_ns(QEMU_CLOCK_REALTIME, cp_wait_timeout, s);
+    for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        s->engine[e].id = e;
+        s->engine[e].caps = caps[e];
+        s->engine[e].cmd = g_new(uint32_t, PAGODA_CMD_MAX_DWORDS);
+    }
+}
+
+void pagoda_cp_unrealize(PagodaState *s)
+{
+    unsigned e;
+
+    pagoda_cp_reset(s);
+    qemu_bh_delete(s->cp_bh);
+    timer_free(s->cp_wait_timer);
+    for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        g_free(s->engine[e].cmd);
+    }
+}

@@ -1,0 +1,372 @@
+/*
+ * Pagoda GPU: paging commands.
+ *
+ * Owns the commands only the paging engine runs: transfers and fills
+ * between segments (physical, through page lists, or through a context's
+ * virtual addresses), page-table updates and copies, TLB flushes, and the
+ * programming of the aperture segment's GART and of the CPU host aperture.
+ *
+ * Every operand comes from the command copied into the engine
+ * (eng->cmd) and is validated there before anything is written: a bad
+ * command faults without side effects.
+ *
+ * SPDX-License-Identifier: GPL-2.0-or-later
+ */
+#include "qemu/osdep.h"
+#include "qemu/log.h"
+#include "qemu/units.h"
+#include "pagoda_int.h"
+#include "trace.h"
+
+/* Largest page list a TRANSFER may use (per side): 1 GiB of 4 KiB pages. */
+#define MAX_LIST_PAGES  (256 * 1024)
+/* PTEs written per memory access by UPDATE_PAGE_TABLE with REPEAT. */
+#define PTE_BATCH       512
+
+static uint32_t u32_at(PagodaEngine *eng, unsigned byte)
+{
+    return ldl_le_p((uint8_t *)eng->cmd + byte);
+}
+
+static uint64_t u64_at(PagodaEngine *eng, unsigned byte)
+{
+    return ldq_le_p((uint8_t *)eng->cmd + byte);
+}
+
+static PagodaCmdResult reject(PagodaEngine *eng, PagodaFault *f,
+                              uint32_t code, const char *why)
+{
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "pagoda: paging command 0x%02x at 0x%" PRIx64 ": %s\n",
+                  PAGODA_CMD_OP(eng->cmd[0]), eng->cmd_addr, why);
+    f->code = code;
+    f->level = 0xff;
+    f->va = eng->cmd_addr;
+    f->access = PAGODA_ACCESS_EXECUTE;
+    return PAGODA_CMD_FAULT;
+}
+
+static PagodaCmdResult bad(PagodaEngine *eng, PagodaFault *f, const char *why)
+{
+    return reject(eng, f, PAGODA_FAULT_BAD_COMMAND, why);
+}
+
+static PagodaCmdResult result(int err, PagodaFault *f, PagodaEngine *eng)
+{
+    if (!err) {
+        return PAGODA_CMD_DONE;
+    }
+    f->code = err;
+    f->level = 0xff;
+    f->va = eng->cmd_addr;
+    f->access = PAGODA_ACCESS_WRITE;
+    return PAGODA_CMD_FAULT;
+}
+
+/* ---- Transfers and fills ------------------------------------------------- */
+
+/* Read a page list once, at the start of the command, into the engine. */
+static int load_list(PagodaState *s, uint64_t at, uint64_t size,
+                     uint64_t **list, uint64_t *npages)
+{
+    uint64_t n = DIV_ROUND_UP(size, PAGODA_PAGE_SIZE), i;
+
+    if (n > MAX_LIST_PAGES) {
+        return PAGODA_FAULT_BAD_COMMAND;
+    }
+    *list = g_new(uint64_t, n);
+    *npages = n;
+    if (pagoda_mem_read(s, at, *list, n * sizeof(uint64_t))) {
+        return PAGODA_FAULT_OUT_OF_SEGMENT;
+    }
+    for (i = 0; i < n; i++) {
+        (*list)[i] = le64_to_cpu((*list)[i]);
+        if ((*list)[i] & (PAGODA_PAGE_SIZE - 1)) {
+            return PAGODA_FAULT_BAD_COMMAND;
+        }
+    }
+    return 0;
+}
+
+static PagodaCmdResult cmd_transfer(PagodaState *s, PagodaEngine *eng,
+                                    uint64_t *budget, PagodaFault *f)
+{
+    uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
+    uint64_t size = u64_at(eng, 24);
+    PagodaSpan src = { .ctx = -1, .addr = u64_at(eng, 8) };
+    PagodaSpan dst = { .ctx = -1, .addr = u64_at(eng, 16) };
+    int err = 0;
+
+    if (eng->cmd_dwords != 8 ||
+        flags & ~(PAGODA_TRANSFER_SRC_LIST | PAGODA_TRANSFER_DST_LIST)) {
+        return bad(eng, f, "malformed TRANSFER");
+    }
+    if (!eng->cmd_progress) {
+        if (flags & PAGODA_TRANSFER_SRC_LIST && !eng->src_list) {
+            err = load_list(s, src.addr, size, &eng->src_list, &eng->src_npages);
+        }
+        if (!err && flags & PAGODA_TRANSFER_DST_LIST && !eng->dst_list) {
+            err = load_list(s, dst.addr, size, &eng->dst_list, &eng->dst_npages);
+        }
+        if (err) {
+            return reject(eng, f, err, "bad page list");
+        }
+    }
+    if (flags & PAGODA_TRANSFER_SRC_LIST) {
+        src.pages = eng->src_list;
+        src.npages = eng->src_npages;
+    }
+    if (flags & PAGODA_TRANSFER_DST_LIST) {
+        dst.pages = eng->dst_list;
+        dst.npages = eng->dst_npages;
+    }
+    return pagoda_copy(s, &src, &dst, size, &eng->cmd_progress, budget, f);
+}
+
+static PagodaCmdResult cmd_fill(PagodaState *s, PagodaEngine *eng,
+                                uint64_t *budget, PagodaFault *f)
+{
+    PagodaSpan dst = { .ctx = -1, .addr = u64_at(eng, 8) };
+
+    if (eng->cmd_dwords != 6 || PAGODA_CMD_FLAGS(eng->cmd[0])) {
+        return bad(eng, f, "malformed FILL");
+    }
+    return pagoda_fill(s, &dst, u32_at(eng, 4), u64_at(eng, 16),
+                       &eng->cmd_progress, budget, f);
+}
+
+static bool virtual_flags_ok(PagodaEngine *eng, uint64_t a, uint64_t b,
+                             uint64_t size)
+{
+    uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
+
+    if (flags & ~PAGODA_VIRTUAL_64K) {
+        return false;
+    }
+    return !(flags & PAGODA_VIRTUAL_64K) ||
+           !((a | b | size) & (64 * KiB - 1));
+}
+
+static PagodaCmdResult cmd_virtual_transfer(PagodaState *s, PagodaEngine *eng,
+                                            uint64_t *budget, PagodaFault *f)
+{
+    PagodaSpan src = { .ctx = eng->entry.context, .addr = u64_at(eng, 8) };
+    PagodaSpan dst = { .ctx = eng->entry.context, .addr = u64_at(eng, 16) };
+    uint64_t size = u64_at(eng, 24);
+
+    if (eng->cmd_dwords != 8 ||
+        !virtual_flags_ok(eng, src.addr, dst.addr, size)) {
+        return bad(eng, f, "malformed VIRTUAL_TRANSFER");
+    }
+    return pagoda_copy(s, &src, &dst, size, &eng->cmd_progress, budget, f);
+}
+
+static PagodaCmdResult cmd_virtual_fill(PagodaState *s, PagodaEngine *eng,
+                                        uint64_t *budget, PagodaFault *f)
+{
+    PagodaSpan dst = { .ctx = eng->entry.context, .addr = u64_at(eng, 8) };
+    uint64_t size = u64_at(eng, 16);
+
+    if (eng->cmd_dwords != 6 || !virtual_flags_ok(eng, dst.addr, 0, size)) {
+        return bad(eng, f, "malformed VIRTUAL_FILL");
+    }
+    return pagoda_fill(s, &dst, u32_at(eng, 4), size, &eng->cmd_progress,
+                       budget, f);
+}
+
+/* ---- Page tables --------------------------------------------------------- */
+
+static bool table_range_ok(PagodaState *s, unsigned level, bool leaf64,
+                           uint32_t start, uint32_t count)
+{
+    uint32_t entries;
+
+    if (level >= s->mmu_levels || (leaf64 && level)) {
+        return false;
+    }
+    entries = pagoda_mmu_level_entries(s, level, leaf64);
+    return count && start < entries && count <= entries - start;
+}
+
+static PagodaCmdResult cmd_update_page_table(PagodaState *s, PagodaEngine *eng,
+                                             PagodaFault *f)
+{
+    uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
+    uint32_t level = u32_at(eng, 4);
+    uint64_t table = u64_at(eng, 8);
+    uint32_t start = u32_at(eng, 16), count = u32_at(eng, 20);
+    bool repeat = flags & PAGODA_UPT_REPEAT;
+    bool leaf64 = flags & PAGODA_UPT_LEAF64;
+    uint64_t at = table + (uint64_t)start * sizeof(uint64_t);
+    uint64_t batch[PTE_BATCH], pte, step;
+    uint32_t done, n, i;
+
+    if (flags & ~(PAGODA_UPT_REPEAT | PAGODA_UPT_LEAF64 |
+                  PAGODA_UPT_REPEAT_INCREMENT) ||
+        (flags & PAGODA_UPT_REPEAT_INCREMENT && !repeat) ||
+        !table_range_ok(s, level, leaf64, start, count) ||
+        eng->cmd_dwords != 6 + 2 * (repeat ? 1 : (uint64_t)count)) {
+        return bad(eng, f, "malformed UPDATE_PAGE_TABLE");
+    }
+    trace_pagoda_update_page_table(level, table, start, count, repeat);
+    if (!repeat) {
+        return result(pagoda_mem_write(s, at, eng->cmd + 6,
+                                       count * sizeof(uint64_t)), f, eng);
+    }
+    pte = u64_at(eng, 24);
+    step = flags & PAGODA_UPT_REPEAT_INCREMENT ?
+           (leaf64 ? 64 * KiB : 1ull << (12 + 9 * level)) >> PAGODA_PTE_ADDR_SHIFT
+                                                          << PAGODA_PTE_FRAME_SHIFT : 0;
+    for (done = 0; done < count; done += n) {
+        n = MIN(count - done, PTE_BATCH);
+        for (i = 0; i < n; i++) {
+            batch[i] = cpu_to_le64(pte);
+            pte += step;
+        }
+        if (pagoda_mem_write(s, at + done * sizeof(uint64_t), batch,
+                             n * sizeof(uint64_t))) {
+            return result(PAGODA_FAULT_OUT_OF_SEGMENT, f, eng);
+        }
+    }
+    return PAGODA_CMD_DONE;
+}
+
+static PagodaCmdResult cmd_copy_ptes(PagodaState *s, PagodaEngine *eng,
+                                     uint64_t *budget, PagodaFault *f)
+{
+    uint32_t count = u32_at(eng, 4);
+    uint32_t src_idx = u32_at(eng, 24), dst_idx = u32_at(eng, 28);
+    uint32_t max = 1u << 20;
+    PagodaSpan src = { .ctx = -1,
+                       .addr = u64_at(eng, 8) + src_idx * sizeof(uint64_t) };
+    PagodaSpan dst = { .ctx = -1,
+                       .addr = u64_at(eng, 16) + dst_idx * sizeof(uint64_t) };
+
+    if (eng->cmd_dwords != 8 || PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
+        count > max || src_idx > max - count || dst_idx > max - count) {
+        return bad(eng, f, "malformed COPY_PTES");
+    }
+    return pagoda_copy(s, &src, &dst, count * sizeof(uint64_t),
+                       &eng->cmd_progress, budget, f);
+}
+
+static PagodaCmdResult cmd_flush_tlb(PagodaState *s, PagodaEngine *eng,
+                                     PagodaFault *f)
+{
+    uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
+    uint32_t ctx = u32_at(eng, 4);
+
+    if (eng->cmd_dwords != 6 || flags & ~PAGODA_FLUSH_ALL_CONTEXTS ||
+        (!(flags & PAGODA_FLUSH_ALL_CONTEXTS) && ctx >= PAGODA_NUM_CONTEXTS)) {
+        return bad(eng, f, "malformed FLUSH_TLB");
+    }
+    pagoda_tlb_flush(s, flags & PAGODA_FLUSH_ALL_CONTEXTS ? -1 : (int)ctx,
+                     u64_at(eng, 8), u64_at(eng, 16));
+    return PAGODA_CMD_DONE;
+}
+
+/* ---- Apertures ----------------------------------------------------------- */
+
+static PagodaCmdResult cmd_map_aperture(PagodaState *s, PagodaEngine *eng,
+                                        PagodaFault *f)
+{
+    uint32_t first = u32_at(eng, 4), count = u32_at(eng, 8), i;
+    g_autofree uint64_t *pages = NULL;
+
+    if (PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
+        eng->cmd_dwords != 4 + 2 * (uint64_t)count) {
+        return bad(eng, f, "malformed MAP_APERTURE");
+    }
+    pages = g_new(uint64_t, count);
+    for (i = 0; i < count; i++) {
+        pages[i] = u64_at(eng, 16 + 8 * i);
+    }
+    return result(pagoda_gart_write(s, first, count, pages), f, eng);
+}
+
+static PagodaCmdResult cmd_unmap_aperture(PagodaState *s, PagodaEngine *eng,
+                                          PagodaFault *f)
+{
+    if (PAGODA_CMD_FLAGS(eng->cmd[0]) || eng->cmd_dwords != 4 ||
+        !u32_at(eng, 8)) {
+        return bad(eng, f, "malformed UNMAP_APERTURE");
+    }
+    return result(pagoda_gart_write(s, u32_at(eng, 4), u32_at(eng, 8), NULL),
+                  f, eng);
+}
+
+static PagodaCmdResult cmd_map_host_aperture(PagodaState *s, PagodaEngine *eng,
+                                             PagodaFault *f)
+{
+    uint32_t seg = u32_at(eng, 4), count = u32_at(eng, 8), i;
+    const unsigned pages_at = 12, seg_pages_at = 12 + 4 * count;
+
+    if (PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
+        eng->cmd_dwords != 3 + 2 * (uint64_t)count) {
+        return bad(eng, f, "malformed MAP_HOST_APERTURE");
+    }
+    /* validate every pair before changing any mapping */
+    for (i = 0; i < count; i++) {
+        if (!pagoda_host_aperture_valid(s, u32_at(eng, pages_at + 4 * i), seg,
+                                        u32_at(eng, seg_pages_at + 4 * i))) {
+            return reject(eng, f, PAGODA_FAULT_OUT_OF_SEGMENT,
+                          "host aperture mapping out of range");
+        }
+    }
+    for (i = 0; i < count; i++) {
+        pagoda_host_aperture_map(s, u32_at(eng, pages_at + 4 * i), seg,
+                                 u32_at(eng, seg_pages_at + 4 * i));
+    }
+    return PAGODA_CMD_DONE;
+}
+
+static PagodaCmdResult cmd_unmap_host_aperture(PagodaState *s,
+                                               PagodaEngine *eng,
+                                               PagodaFault *f)
+{
+    uint32_t count = u32_at(eng, 4), i;
+
+    if (PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
+        eng->cmd_dwords != 2 + (uint64_t)count) {
+        return bad(eng, f, "malformed UNMAP_HOST_APERTURE");
+    }
+    for (i = 0; i < count; i++) {
+        if (u32_at(eng, 8 + 4 * i) >= s->host_aperture_pages) {
+            return bad(eng, f, "host aperture page out of range");
+        }
+    }
+    for (i = 0; i < count; i++) {
+        pagoda_host_aperture_unmap(s, u32_at(eng, 8 + 4 * i));
+    }
+    return PAGODA_CMD_DONE;
+}
+
+PagodaCmdResult pagoda_paging_command(PagodaState *s, PagodaEngine *eng,
+                                      uint64_t *budget, PagodaFault *f)
+{
+    switch (PAGODA_CMD_OP(eng->cmd[0])) {
+    case PAGODA_CMD_TRANSFER:
+        return cmd_transfer(s, eng, budget, f);
+    case PAGODA_CMD_FILL:
+        return cmd_fill(s, eng, budget, f);
+    case PAGODA_CMD_VIRTUAL_TRANSFER:
+        return cmd_virtual_transfer(s, eng, budget, f);
+    case PAGODA_CMD_VIRTUAL_FILL:
+        return cmd_virtual_fill(s, eng, budget, f);
+    case PAGODA_CMD_UPDATE_PAGE_TABLE:
+        return cmd_update_page_table(s, eng, f);
+    case PAGODA_CMD_COPY_PTES:
+        return cmd_copy_ptes(s, eng, budget, f);
+    case PAGODA_CMD_FLUSH_TLB:
+        return cmd_flush_tlb(s, eng, f);
+    case PAGODA_CMD_MAP_APERTURE:
+        return cmd_map_aperture(s, eng, f);
+    case PAGODA_CMD_UNMAP_APERTURE:
+        return cmd_unmap_aperture(s, eng, f);
+    case PAGODA_CMD_MAP_HOST_APERTURE:
+        return cmd_map_host_aperture(s, eng, f);
+    case PAGODA_CMD_UNMAP_HOST_APERTURE:
+        return cmd_unmap_host_aperture(s, eng, f);
+    }
+    return bad(eng, f, "unknown paging command");
+}

@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# Idempotent set-up of everything Pagoda needs on a Debian 12 machine:
+# packages, QEMU's source with the Pagoda overlay, a minimal QEMU build,
+# and the guest kernel (image extracted to the cache, headers for kbuild).
+# A second run with nothing changed does no work beyond a few checks.
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+APT_SOURCES=/etc/apt/sources.list.d/pagoda.sources
+PACKAGES="build-essential dpkg-dev ninja-build python3-venv libglib2.0-dev
+libpixman-1-dev flex bison pkg-config ccache seabios ipxe-qemu
+qemu-system-data libdrm-dev busybox-static kmod xz-utils cpio zstd bc"
+BACKPORT_PACKAGES="meson"
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+write_apt_sources() {
+	local want
+	want=$(cat <<'SRC'
+# Added by Pagoda's scripts/setup.sh: backports for meson and the guest kernel,
+# trixie for QEMU's source package only (never binaries).
+Types: deb deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: trixie
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+)
+	local versions
+	versions=$(apt-cache showsrc qemu 2>/dev/null || true)
+	if [ "$(cat "$APT_SOURCES" 2>/dev/null)" != "$want" ] ||
+	   [[ "$versions" != *"Version: $QEMU_DEB_VERSION"* ]]; then
+		info "adding $APT_SOURCES and refreshing the package lists"
+		printf '%s\n' "$want" | as_root tee "$APT_SOURCES" >/dev/null
+		run_logged "$PAGODA_CACHE/logs/apt-update.log" as_root apt-get update
+	fi
+}
+
+packages_missing() {
+	local p
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || echo "$p"
+	done
+	# meson must be >= 1.5 (QEMU 10)
+	if ! dpkg --compare-versions "$(dpkg-query -W -f='${Version}' meson 2>/dev/null || echo 0)" ge 1.5; then
+		echo meson
+	fi
+}
+
+setup_packages() {
+	step "packages (bookworm + bookworm-backports)"
+	write_apt_sources
+	local missing
+	missing=$(packages_missing | tr '\n' ' ')
+	if [ -z "${missing// }" ]; then
+		info "all installed"
+		return
+	fi
+	info "installing: $missing"
+	export DEBIAN_FRONTEND=noninteractive
+	run_logged "$PAGODA_CACHE/logs/apt-install.log" \
+		as_root apt-get install -y --no-install-recommends $PACKAGES
+	run_logged "$PAGODA_CACHE/logs/apt-install-bpo.log" \
+		as_root apt-get install -y --no-install-recommends -t bookworm-backports $BACKPORT_PACKAGES
+}
+
+fetch_qemu_source() {
+	step "QEMU $QEMU_DEB_VERSION source"
+	if [ -f "$QEMU_SRC/.pagoda-unpacked" ]; then
+		info "cached in $QEMU_SRC"
+		return
+	fi
+	local dir=$PAGODA_CACHE/qemu-src
+	rm -rf "$dir" && mkdir -p "$dir"
+	info "downloading with apt-get source (about 40 MB) and applying Debian's patches"
+	(cd "$dir" && run_logged "$PAGODA_CACHE/logs/qemu-source.log" \
+		apt-get source --only-source "qemu=$QEMU_DEB_VERSION") ||
+		die "apt-get source qemu=$QEMU_DEB_VERSION failed" \
+		    "check that 'apt-cache showsrc qemu' lists $QEMU_DEB_VERSION; if trixie moved on, set QEMU_DEB_VERSION to the listed 10.0.x version"
+	[ -d "$QEMU_SRC" ] || die "apt-get source did not create $QEMU_SRC" "see $PAGODA_CACHE/logs/qemu-source.log"
+	touch "$QEMU_SRC/.pagoda-unpacked"
+}
+
+configure_qemu() {
+	local flags="--python=/usr/bin/python3 --cc=/usr/lib/ccache/gcc
+--host-cc=/usr/lib/ccache/gcc --target-list=x86_64-softmmu
+--without-default-features --without-default-devices
+--with-devices-x86_64=pagoda --enable-kvm --enable-tcg --disable-docs
+--disable-download --disable-install-blobs --enable-trace-backends=log"
+	local stamp=$QEMU_BUILD/.pagoda-configure
+	if [ -f "$QEMU_BUILD/build.ninja" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$flags" ]; then
+		return
+	fi
+	info "configuring (flags changed or first build)"
+	rm -rf "$QEMU_BUILD" && mkdir -p "$QEMU_BUILD"
+	(cd "$QEMU_BUILD" && run_logged "$PAGODA_CACHE/logs/qemu-configure.log" \
+		"$QEMU_SRC/configure" $flags)
+	printf '%s' "$flags" >"$stamp"
+}
+
+# ninja with a progress line every ~10% instead of one per step.
+ninja_with_progress() {
+	local log=$1; shift
+	# One build at a time in the shared cache (several checkouts may use it).
+	NINJA_STATUS='[%f/%t] ' flock "$PAGODA_CACHE/qemu-build.lock" \
+		ninja -C "$QEMU_BUILD" "$@" >"$log" 2>&1 &
+	local pid=$! last=-1
+	while kill -0 $pid 2>/dev/null; do
+		sleep 5
+		local line pct
+		line=$(grep -o '^\[[0-9]*/[0-9]*\]' "$log" | tail -n 1 | tr -d '[]')
+		[ -n "$line" ] || continue
+		pct=$(( ${line%/*} * 100 / ${line#*/} ))
+		if [ $((pct / 10)) -ne $((last / 10)) ]; then
+			info "build ${line} steps (${pct}%)"
+			last=$pct
+		fi
+	done
+	wait $pid || { tail -n 40 "$log" >&2; die "QEMU build failed (full log: $log)" \
+		"fix the compile error shown above (in hw/ or tests/qtest/ of this repository) and rerun"; }
+}
+
+build_qemu() {
+	step "QEMU build (minimal x86_64 with the pagoda device; first build about 7 minutes)"
+	"$PAGODA_ROOT/scripts/overlay.sh" "$QEMU_SRC"
+	configure_qemu
+	ninja_with_progress "$PAGODA_CACHE/logs/qemu-build.log" \
+		qemu-system-x86_64 tests/qtest/qos-test
+	link_firmware
+	info "$QEMU_BIN ready"
+}
+
+# An uninstalled QEMU looks for firmware under qemu-bundle/<datadir>.
+link_firmware() {
+	local bundle=$QEMU_BUILD/qemu-bundle/usr/local/share/qemu f
+	mkdir -p "$bundle"
+	for f in /usr/share/seabios/*.bin /usr/share/qemu/*.bin /usr/share/qemu/*.rom; do
+		[ -e "$f" ] && ln -sf "$f" "$bundle/$(basename "$f")"
+	done
+}
+
+fetch_kernel() {
+	step "guest kernel (Debian 6.12 from bookworm-backports)"
+	local abi
+	abi=$(apt-cache depends -t bookworm-backports linux-image-amd64 2>/dev/null |
+	      sed -n 's/.*Depends: linux-image-\(6\.12\.[^ ]*\)-amd64$/\1/p' | head -n 1)
+	[ -n "$abi" ] || die "cannot resolve the 6.12 kernel in bookworm-backports" \
+		"run 'apt-cache depends -t bookworm-backports linux-image-amd64' and check the apt sources in $APT_SOURCES"
+	local release=$abi-amd64
+	if [ "$(kernel_release)" = "$release" ] && [ -f "$KERNEL_DIR/vmlinuz" ] &&
+	   [ -d "$KERNEL_DIR/headers/usr/src/linux-headers-$release" ]; then
+		info "cached: $release"
+		return
+	fi
+	info "downloading linux-image-$release and its headers"
+	local debs=$PAGODA_CACHE/debs
+	rm -rf "$KERNEL_DIR" "$debs" && mkdir -p "$KERNEL_DIR/root" "$KERNEL_DIR/headers" "$debs"
+	(cd "$debs" && run_logged "$PAGODA_CACHE/logs/kernel-download.log" \
+		apt-get download "linux-image-$release" "linux-headers-$release" \
+		"linux-headers-$abi-common" "linux-kbuild-$abi")
+	info "extracting (the host's own kernel is not touched)"
+	dpkg-deb -x "$debs"/linux-image-"$release"_*.deb "$KERNEL_DIR/root"
+	local d
+	for d in "$debs"/linux-headers-*.deb "$debs"/linux-kbuild-*.deb; do
+		dpkg-deb -x "$d" "$KERNEL_DIR/headers"
+	done
+	cp "$KERNEL_DIR/root/boot/vmlinuz-$release" "$KERNEL_DIR/vmlinuz"
+	run_logged "$PAGODA_CACHE/logs/depmod.log" depmod -b "$KERNEL_DIR/root" "$release"
+	printf '%s\n' "$release" >"$KERNEL_DIR/release"
+	rm -rf "$debs"
+}
+
+main() {
+	mkdir -p "$PAGODA_CACHE/logs"
+	setup_packages
+	fetch_qemu_source
+	build_qemu
+	fetch_kernel
+}
+
+main "$@"
