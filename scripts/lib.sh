@@ -14,7 +14,8 @@ QEMU_BUILD=$PAGODA_CACHE/qemu-build
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 QOS_TEST=$QEMU_BUILD/tests/qtest/qos-test
 KERNEL_DIR=$PAGODA_CACHE/kernel
-GUEST_BUILD=$PAGODA_CACHE/guest-build
+# Guest artefacts are per checkout: each builds its own module and image.
+GUEST_BUILD=$PAGODA_CACHE/guest-build/$(printf %s "$PAGODA_ROOT" | md5sum | cut -c1-12)
 export CCACHE_DIR=${CCACHE_DIR:-$PAGODA_CACHE/ccache}
 
 pagoda_step_start=0

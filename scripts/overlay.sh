@@ -43,7 +43,10 @@ qtest_block() {
 	local files
 	files=$(cd "$PAGODA_ROOT/tests/qtest" && find . -name '*.c' | sed 's|^\./||' | sort |
 		sed "s/.*/'&'/" | paste -sd, -)
-	printf "if config_all_devices.has_key('CONFIG_PAGODA')\n  qos_test_ss.add(files(%s))\nendif\n" "$files"
+	printf "if config_all_devices.has_key('CONFIG_PAGODA')\n  qos_test_ss.add(files(%s))\n" "$files"
+	printf "  executable('pagoda-bench', files('pagoda-bench/pagoda-bench.c', 'libqos/pagoda.c'),\n"
+	printf "             include_directories: include_directories('.'), dependencies: [qemuutil, qos])\n"
+	printf "endif\n"
 }
 
 wire_qtests() {
@@ -57,6 +60,7 @@ wire_qtests() {
 copy_tree hw/display/pagoda hw/display/pagoda
 copy_tree include/pagoda include/pagoda
 copy_tree tests/qtest tests/qtest
+copy_tree tests/bench tests/qtest/pagoda-bench
 add_line_after "$qemu/hw/display/meson.build" "modules += { 'hw-display': hw_display_modules }" \
 	"subdir('pagoda')"
 grep -qxF "source pagoda/Kconfig" "$qemu/hw/display/Kconfig" ||

@@ -133,7 +133,7 @@ build_qemu() {
 	"$PAGODA_ROOT/scripts/overlay.sh" "$QEMU_SRC"
 	configure_qemu
 	ninja_with_progress "$PAGODA_CACHE/logs/qemu-build.log" \
-		qemu-system-x86_64 tests/qtest/qos-test
+		qemu-system-x86_64 tests/qtest/qos-test tests/qtest/pagoda-bench
 	link_firmware
 	info "$QEMU_BIN ready"
 }

@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda PCI driver and DRM device
+ *
+ * Binds to the Pagoda PCI function, checks that BAR0 really is a Pagoda
+ * register file, reads the device description, sets up interrupts and
+ * registers a DRM device with a render node. User space queries the
+ * device description with DRM_IOCTL_PAGODA_GET_PARAM.
+ *
+ * Probe order: enable the PCI function, allocate the DRM device, map
+ * BAR0, check PAGODA_REG_ID, read the description, reserve BAR2 (VRAM),
+ * enable bus mastering, set up interrupts, register the DRM device.
+ * Remove runs the reverse: unplug the DRM device so that no new ioctl
+ * reaches the hardware, tear down interrupts, and let devres unmap the
+ * BARs and disable the function. The DRM device itself is freed when its
+ * last file is closed.
+ */
+
+#include <linux/module.h>
+#include <linux/pci.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_print.h>
+
+#include <uapi/drm/pagoda_drm.h>
+
+#include "pagoda_drv.h"
+
+#define DRIVER_NAME	"pagoda"
+#define DRIVER_DESC	"Pagoda virtual GPU"
+#define DRIVER_MAJOR	1
+#define DRIVER_MINOR	0
+
+static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
+				  struct drm_file *file)
+{
+	const struct pagoda_params *params = &to_pagoda_device(drm)->params;
+	struct drm_pagoda_get_param *args = data;
+
+	/* Rejected so that a later version may give the field a meaning. */
+	if (args->pad)
+		return -EINVAL;
+
+	switch (args->param) {
+	case DRM_PAGODA_PARAM_CHIP_ID:
+		args->value = params->chip_id;
+		break;
+	case DRM_PAGODA_PARAM_REVISION:
+		args->value = params->revision;
+		break;
+	case DRM_PAGODA_PARAM_CAPS:
+		args->value = params->caps;
+		break;
+	case DRM_PAGODA_PARAM_VRAM_SIZE:
+		args->value = params->vram_size;
+		break;
+	case DRM_PAGODA_PARAM_NUM_SEGMENTS:
+		args->value = params->num_segments;
+		break;
+	case DRM_PAGODA_PARAM_NUM_ENGINES:
+		args->value = params->num_engines;
+		break;
+	case DRM_PAGODA_PARAM_NUM_CONTEXTS:
+		args->value = params->num_contexts;
+		break;
+	case DRM_PAGODA_PARAM_PCI_VENDOR:
+		args->value = params->pci_vendor;
+		break;
+	case DRM_PAGODA_PARAM_PCI_DEVICE:
+		args->value = params->pci_device;
+		break;
+	default:
+		drm_dbg_driver(drm, "unknown parameter %u\n", args->param);
+		return -EINVAL;
+	}
+
+	return 0;
+}
+
+static const struct drm_ioctl_desc pagoda_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(PAGODA_GET_PARAM, pagoda_ioctl_get_param, DRM_RENDER_ALLOW),
+};
+
+DEFINE_DRM_GEM_FOPS(pagoda_drm_fops);
+
+static const struct drm_driver pagoda_drm_driver = {
+	.driver_features	= DRIVER_GEM | DRIVER_RENDER,
+	.ioctls			= pagoda_ioctls,
+	.num_ioctls		= ARRAY_SIZE(pagoda_ioctls),
+	.fops			= &pagoda_drm_fops,
+	.name			= DRIVER_NAME,
+	.desc			= DRIVER_DESC,
+	.major			= DRIVER_MAJOR,
+	.minor			= DRIVER_MINOR,
+};
+
+static void pagoda_read_params(struct pagoda_device *pgdev, struct pci_dev *pdev)
+{
+	struct pagoda_params *params = &pgdev->params;
+
+	params->chip_id = pagoda_read(pgdev, PAGODA_REG_ID);
+	params->revision = pagoda_read(pgdev, PAGODA_REG_REVISION);
+	params->caps = pagoda_read(pgdev, PAGODA_REG_CAPS);
+	params->vram_size = (u64)pagoda_read(pgdev, PAGODA_REG_VRAM_SIZE_HI) << 32 |
+			    pagoda_read(pgdev, PAGODA_REG_VRAM_SIZE_LO);
+	params->num_segments = pagoda_read(pgdev, PAGODA_REG_NUM_SEGMENTS);
+	params->num_engines = pagoda_read(pgdev, PAGODA_REG_NUM_ENGINES);
+	params->num_contexts = pagoda_read(pgdev, PAGODA_REG_NUM_CONTEXTS);
+	params->pci_vendor = pdev->vendor;
+	params->pci_device = pdev->device;
+}
+
+static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	struct pagoda_device *pgdev;
+	u32 chip_id;
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+
+	pgdev = devm_drm_dev_alloc(dev, &pagoda_drm_driver, struct pagoda_device, drm);
+	if (IS_ERR(pgdev))
+		return PTR_ERR(pgdev);
+	pci_set_drvdata(pdev, pgdev);
+
+	pgdev->mmio = pcim_iomap_region(pdev, PAGODA_BAR_MMIO, DRIVER_NAME);
+	if (IS_ERR(pgdev->mmio))
+		return dev_err_probe(dev, PTR_ERR(pgdev->mmio), "cannot map BAR%d (registers)\n",
+				     PAGODA_BAR_MMIO);
+
+	/* Everything below trusts the register layout: make sure it is ours. */
+	chip_id = pagoda_read(pgdev, PAGODA_REG_ID);
+	if (chip_id != PAGODA_ID) {
+		dev_err(dev, "BAR%d reads ID 0x%08x, expected 0x%08x: not a Pagoda device\n",
+			PAGODA_BAR_MMIO, chip_id, PAGODA_ID);
+		return -ENODEV;
+	}
+
+	pagoda_read_params(pgdev, pdev);
+
+	/* Segment 1 is reached by the CPU through BAR2 only. */
+	pgdev->vram = &pdev->resource[PAGODA_BAR_VRAM];
+	if (!(resource_type(pgdev->vram) & IORESOURCE_MEM) ||
+	    resource_size(pgdev->vram) < pgdev->params.vram_size) {
+		dev_err(dev, "BAR%d %pR cannot hold the %llu bytes of VRAM the device reports\n",
+			PAGODA_BAR_VRAM, pgdev->vram, pgdev->params.vram_size);
+		return -ENODEV;
+	}
+	ret = pcim_request_region(pdev, PAGODA_BAR_VRAM, DRIVER_NAME);
+	if (ret)
+		return dev_err_probe(dev, ret, "cannot reserve BAR%d (VRAM)\n", PAGODA_BAR_VRAM);
+
+	/* MSI and MSI-X messages are memory writes by the device. */
+	pci_set_master(pdev);
+
+	ret = pagoda_irq_init(pgdev);
+	if (ret)
+		return ret;
+
+	ret = drm_dev_register(&pgdev->drm, 0);
+	if (ret)
+		goto err_irq_fini;
+
+	drm_info(&pgdev->drm, "Pagoda revision %u.%u, %llu MiB VRAM at %pR, %u engines, %u contexts\n",
+		 pgdev->params.revision >> 16, pgdev->params.revision & 0xffff,
+		 pgdev->params.vram_size >> 20, pgdev->vram,
+		 pgdev->params.num_engines, pgdev->params.num_contexts);
+	return 0;
+
+err_irq_fini:
+	pagoda_irq_fini(pgdev);
+	return ret;
+}
+
+static void pagoda_remove(struct pci_dev *pdev)
+{
+	struct pagoda_device *pgdev = pci_get_drvdata(pdev);
+
+	/* New ioctls fail with ENODEV from here on; open files stay valid. */
+	drm_dev_unplug(&pgdev->drm);
+	pagoda_irq_fini(pgdev);
+}
+
+static const struct pci_device_id pagoda_pci_ids[] = {
+	{ PCI_DEVICE(PAGODA_PCI_VENDOR_ID, PAGODA_PCI_DEVICE_ID) },
+	{ }
+};
+MODULE_DEVICE_TABLE(pci, pagoda_pci_ids);
+
+static struct pci_driver pagoda_pci_driver = {
+	.name		= DRIVER_NAME,
+	.id_table	= pagoda_pci_ids,
+	.probe		= pagoda_probe,
+	.remove		= pagoda_remove,
+};
+module_pci_driver(pagoda_pci_driver);
+
+MODULE_DESCRIPTION(DRIVER_DESC);
+MODULE_LICENSE("GPL");

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * DOC: Pagoda device state
+ *
+ * struct pagoda_device is the driver's state for one bound Pagoda PCI
+ * function. It embeds the struct drm_device and is allocated with
+ * devm_drm_dev_alloc(), so it lives as long as the DRM device: past the
+ * PCI unbind while user space still holds a file open. The hardware
+ * resources it refers to (register mapping, interrupt vectors) only live
+ * while the PCI device is bound; see the lifetime rules on each member.
+ */
+#ifndef PAGODA_DRV_H
+#define PAGODA_DRV_H
+
+#include <linux/io.h>
+#include <linux/ioport.h>
+#include <linux/types.h>
+
+#include <drm/drm_device.h>
+
+#include <pagoda/pagoda_hw.h>
+
+struct pagoda_device;
+
+/**
+ * struct pagoda_params - device description read once at probe
+ *
+ * What DRM_IOCTL_PAGODA_GET_PARAM reports. Captured before the DRM device
+ * is registered and never written afterwards, so readers need no lock and
+ * keep working after unplug.
+ */
+struct pagoda_params {
+	u32 chip_id;
+	u32 revision;
+	u32 caps;
+	u64 vram_size;
+	u32 num_segments;
+	u32 num_engines;
+	u32 num_contexts;
+	u16 pci_vendor;
+	u16 pci_device;
+};
+
+/**
+ * struct pagoda_irq - one interrupt vector and the sources it serves
+ * @pgdev: device the vector belongs to
+ * @sources: PAGODA_REG_INT_STATUS bits this vector's handler owns
+ * @irq: Linux interrupt number
+ *
+ * Set by pagoda_irq_init() before the handler is requested, read-only after.
+ */
+struct pagoda_irq {
+	struct pagoda_device *pgdev;
+	u32 sources;
+	int irq;
+};
+
+/**
+ * struct pagoda_device - one Pagoda GPU
+ * @drm: the DRM device; its parent is the PCI device
+ * @mmio: BAR0 registers. Mapped by devres from probe until the PCI unbind
+ *	completes: code outside probe, remove and the interrupt handlers
+ *	touches it only between drm_dev_enter() and drm_dev_exit().
+ * @vram: BAR2 resource, the CPU window on VRAM segment 1; reserved for the
+ *	driver for as long as the PCI device is bound.
+ * @params: identity and sizes, see struct pagoda_params
+ * @irqs: interrupt vectors in use, the first @num_irqs entries
+ * @num_irqs: PAGODA_MSIX_VECTORS with MSI-X, 1 with MSI or INTx, 0 when
+ *	interrupts are torn down
+ *
+ * Locking: there is no lock yet because nothing is written concurrently.
+ * Everything above is written in probe before drm_dev_register() or in
+ * remove after drm_dev_unplug(), which the driver core serialises. The
+ * interrupt handlers of different vectors may run at the same time on
+ * different CPUs; each owns disjoint bits of the write-1-to-clear
+ * PAGODA_REG_INT_STATUS, so they ack without a lock. PAGODA_REG_INT_ENABLE
+ * is written only by pagoda_irq_init() and pagoda_irq_fini(); whoever adds
+ * a runtime writer of it must add a spinlock here that covers it.
+ */
+struct pagoda_device {
+	struct drm_device drm;
+	void __iomem *mmio;
+	struct resource *vram;
+	struct pagoda_params params;
+	struct pagoda_irq irqs[PAGODA_MSIX_VECTORS];
+	unsigned int num_irqs;
+};
+
+static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)
+{
+	return container_of(drm, struct pagoda_device, drm);
+}
+
+static inline u32 pagoda_read(struct pagoda_device *pgdev, u32 reg)
+{
+	return readl(pgdev->mmio + reg);
+}
+
+static inline void pagoda_write(struct pagoda_device *pgdev, u32 reg, u32 val)
+{
+	writel(val, pgdev->mmio + reg);
+}
+
+int pagoda_irq_init(struct pagoda_device *pgdev);
+void pagoda_irq_fini(struct pagoda_device *pgdev);
+
+#endif /* PAGODA_DRV_H */

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda interrupts
+ *
+ * The device raises three interrupt sources, each a bit of
+ * PAGODA_REG_INT_STATUS: one per engine (a ring entry retired) and one for
+ * the fault queue. With MSI-X every source has its own vector
+ * (PAGODA_MSIX_VECTOR_*); without it, one MSI or INTx vector serves all of
+ * them. Every vector gets the same handler, told by struct pagoda_irq which
+ * status bits are its own.
+ *
+ * Status bits are write-1-to-clear. The fault bit stays set while the
+ * fault queue holds records, so the handler drains the queue before it
+ * acks.
+ */
+
+#include <linux/interrupt.h>
+#include <linux/pci.h>
+
+#include <drm/drm_print.h>
+
+#include "pagoda_drv.h"
+
+struct pagoda_irq_source {
+	const char *name;
+	u32 sources;
+};
+
+static_assert(PAGODA_MSIX_VECTORS == 1 + PAGODA_NUM_ENGINES);
+
+static const struct pagoda_irq_source pagoda_msix_sources[PAGODA_MSIX_VECTORS] = {
+	[PAGODA_MSIX_VECTOR_FAULT] = {
+		"pagoda-fault", PAGODA_INT_FAULT
+	},
+	[PAGODA_MSIX_VECTOR_ENGINE(PAGODA_ENGINE_PAGING)] = {
+		"pagoda-paging", PAGODA_INT_ENGINE(PAGODA_ENGINE_PAGING)
+	},
+	[PAGODA_MSIX_VECTOR_ENGINE(PAGODA_ENGINE_RENDER)] = {
+		"pagoda-render", PAGODA_INT_ENGINE(PAGODA_ENGINE_RENDER)
+	},
+};
+
+static const struct pagoda_irq_source pagoda_single_source = {
+	"pagoda", PAGODA_INT_ALL
+};
+
+static void pagoda_fault_drain(struct pagoda_device *pgdev)
+{
+	unsigned int budget = 2 * PAGODA_FAULT_QUEUE_DEPTH;
+
+	/*
+	 * Drain until empty: the fault vector only fires again once the queue
+	 * has been empty, so a record left behind would never be reported.
+	 * The budget keeps a misbehaving device from holding the CPU here.
+	 */
+	while (pagoda_read(pgdev, PAGODA_REG_FAULT_COUNT)) {
+		if (!budget--) {
+			drm_err_ratelimited(&pgdev->drm, "fault queue does not drain\n");
+			return;
+		}
+		drm_err_ratelimited(&pgdev->drm,
+				    "GPU fault: code %u context %u engine %u va 0x%08x%08x access %u level %u flags 0x%x\n",
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_CODE),
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_CONTEXT),
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_ENGINE),
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_VA_HI),
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_VA_LO),
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_ACCESS),
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_LEVEL),
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_FLAGS));
+		pagoda_write(pgdev, PAGODA_REG_FAULT_POP, 1);
+	}
+}
+
+static irqreturn_t pagoda_irq_handler(int irq, void *arg)
+{
+	struct pagoda_irq *vec = arg;
+	struct pagoda_device *pgdev = vec->pgdev;
+	u32 status;
+
+	status = pagoda_read(pgdev, PAGODA_REG_INT_STATUS) & vec->sources;
+	/* Another vector's source, or another device on a shared INTx line. */
+	if (!status)
+		return IRQ_NONE;
+
+	if (status & PAGODA_INT_FAULT)
+		pagoda_fault_drain(pgdev);
+
+	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, status);
+	return IRQ_HANDLED;
+}
+
+/**
+ * pagoda_irq_init - allocate interrupt vectors and enable all sources
+ * @pgdev: device with registers mapped and bus mastering on
+ *
+ * Prefers MSI-X with one vector per source and falls back to a single MSI
+ * or INTx vector.
+ *
+ * Return: 0 or a negative errno; on error nothing is left allocated.
+ */
+int pagoda_irq_init(struct pagoda_device *pgdev)
+{
+	struct pci_dev *pdev = to_pci_dev(pgdev->drm.dev);
+	const struct pagoda_irq_source *map;
+	unsigned long flags = 0;
+	int nvec, i, ret;
+
+	/* Nothing left over from an earlier binding may fire into the new handlers. */
+	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, 0);
+	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_ALL);
+
+	nvec = pci_alloc_irq_vectors(pdev, PAGODA_MSIX_VECTORS, PAGODA_MSIX_VECTORS,
+				     PCI_IRQ_MSIX);
+	if (nvec > 0) {
+		map = pagoda_msix_sources;
+	} else {
+		nvec = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
+		if (nvec < 0) {
+			drm_err(&pgdev->drm, "no usable interrupt (MSI-X, MSI or INTx): %d\n",
+				nvec);
+			return nvec;
+		}
+		map = &pagoda_single_source;
+		if (!pdev->msi_enabled)
+			flags = IRQF_SHARED;
+		drm_info(&pgdev->drm, "MSI-X unavailable, one %s vector serves all sources\n",
+			 pdev->msi_enabled ? "MSI" : "INTx");
+	}
+
+	for (i = 0; i < nvec; i++) {
+		struct pagoda_irq *vec = &pgdev->irqs[i];
+
+		vec->pgdev = pgdev;
+		vec->sources = map[i].sources;
+		vec->irq = pci_irq_vector(pdev, i);
+		ret = request_irq(vec->irq, pagoda_irq_handler, flags, map[i].name, vec);
+		if (ret) {
+			drm_err(&pgdev->drm, "cannot request IRQ %d (%s): %d\n",
+				vec->irq, map[i].name, ret);
+			goto err_free_irqs;
+		}
+	}
+	pgdev->num_irqs = nvec;
+
+	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, PAGODA_INT_ALL);
+	return 0;
+
+err_free_irqs:
+	while (i--)
+		free_irq(pgdev->irqs[i].irq, &pgdev->irqs[i]);
+	pci_free_irq_vectors(pdev);
+	return ret;
+}
+
+/**
+ * pagoda_irq_fini - disable all sources and release the vectors
+ * @pgdev: device set up by pagoda_irq_init()
+ *
+ * On return no handler runs or will run.
+ */
+void pagoda_irq_fini(struct pagoda_device *pgdev)
+{
+	struct pci_dev *pdev = to_pci_dev(pgdev->drm.dev);
+	unsigned int i;
+
+	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, 0);
+	/* free_irq() waits for a handler still running on another CPU. */
+	for (i = 0; i < pgdev->num_irqs; i++)
+		free_irq(pgdev->irqs[i].irq, &pgdev->irqs[i]);
+	pgdev->num_irqs = 0;
+	pci_free_irq_vectors(pdev);
+}

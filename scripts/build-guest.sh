@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Build the guest side and pack it into an initramfs for scripts/run-guest.sh:
+#   - pagoda.ko, with kbuild against the cached kernel's headers;
+#   - the guest programs: tests/guest/*.c into /tests, guest-driver/tools/*.c
+#     into /usr/bin, linked statically against libdrm;
+#   - the kernel modules pagoda.ko depends on, decompressed for busybox insmod;
+#   - busybox and /init (scripts/guest-init.sh).
+# Output: $GUEST_BUILD/initramfs.cpio.gz. Only what changed is rebuilt.
+#   usage: scripts/build-guest.sh
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+STAGE=$GUEST_BUILD/initramfs
+IMAGE=$GUEST_BUILD/initramfs.cpio.gz
+MANIFEST=$GUEST_BUILD/initramfs.manifest
+LOGS=$PAGODA_CACHE/logs
+DRIVER=$PAGODA_ROOT/guest-driver
+GUEST_CFLAGS="-static -O2 -std=gnu11 -Wall -Wextra -Werror"
+
+check_inputs() {
+	step "guest build inputs"
+	RELEASE=$(kernel_release)
+	{ [ -n "$RELEASE" ] && [ -f "$KERNEL_DIR/vmlinuz" ]; } ||
+		die "no guest kernel in $KERNEL_DIR" "run scripts/setup.sh, which downloads it"
+	MODROOT=$KERNEL_DIR/root
+	KDIR=$KERNEL_DIR/headers/usr/src/linux-headers-$RELEASE
+	[ -f "$KDIR/Makefile" ] || die "no kernel headers in $KDIR" "run scripts/setup.sh"
+	[ -f "$MODROOT/lib/modules/$RELEASE/modules.dep" ] ||
+		die "no modules.dep for $RELEASE in $MODROOT" "run scripts/setup.sh (it runs depmod)"
+	{ [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } ||
+		die "/bin/busybox is missing or not static" "apt-get install busybox-static (scripts/setup.sh does)"
+	[ -f /usr/lib/x86_64-linux-gnu/libdrm.a ] ||
+		die "libdrm.a is missing" "apt-get install libdrm-dev (scripts/setup.sh does)"
+	local tool
+	for tool in make gcc cpio gzip xz modinfo modprobe; do
+		command -v "$tool" >/dev/null || die "$tool not found" "run scripts/setup.sh"
+	done
+	info "kernel $RELEASE"
+}
+
+# Debian's linux-headers-<release>/Makefile includes the common headers'
+# Makefile by an absolute /usr/src path; the headers here are unpacked under
+# $KERNEL_DIR/headers, so point kbuild at the unpacked copy of that file.
+kernel_makefile() {
+	local common
+	common=$(sed -n 's|^include /usr/src/\(.*\)$|\1|p' "$KDIR/Makefile")
+	if [ -n "$common" ]; then
+		echo "$KERNEL_DIR/headers/usr/src/$common"
+	else
+		echo "$KDIR/Makefile"
+	fi
+}
+
+build_module() {
+	step "pagoda.ko (kbuild against the $RELEASE headers)"
+	local kmakefile
+	kmakefile=$(kernel_makefile)
+	[ -f "$kmakefile" ] || die "kernel Makefile $kmakefile not found" \
+		"the headers in $KERNEL_DIR/headers are incomplete: remove $KERNEL_DIR and rerun scripts/setup.sh"
+	run_logged "$LOGS/guest-module.log" \
+		make -C "$DRIVER" -j"$(nproc)" KDIR="$KDIR" KMAKEFILE="$kmakefile" modules
+	grep -E 'warning:|error:' "$LOGS/guest-module.log" >&2 &&
+		die "pagoda.ko built with warnings (shown above)" "fix them; the driver builds warning-free"
+	info "$DRIVER/pagoda.ko"
+}
+
+# Programs are rebuilt when their source, a test helper or a shared header is newer.
+build_programs() {
+	step "guest programs (static, libdrm)"
+	mkdir -p "$GUEST_BUILD/bin"
+	local headers src name out built=0
+	headers=$(ls "$PAGODA_ROOT"/tests/guest/*.h "$PAGODA_ROOT"/include/pagoda/*.h \
+		"$PAGODA_ROOT"/include/uapi/drm/*.h)
+	for src in "$PAGODA_ROOT"/tests/guest/*.c "$DRIVER"/tools/*.c; do
+		name=$(basename "$src" .c)
+		out=$GUEST_BUILD/bin/$name
+		if [ -f "$out" ] && ! newer_than "$out" "$src" $headers; then
+			continue
+		fi
+		run_logged "$LOGS/guest-programs.log" \
+			gcc $GUEST_CFLAGS -I"$PAGODA_ROOT/include" -I/usr/include/libdrm \
+			-o "$out.tmp" "$src" -ldrm
+		mv "$out.tmp" "$out"
+		built=$((built + 1))
+	done
+	info "$built rebuilt, into $GUEST_BUILD/bin"
+}
+
+# newer_than TARGET FILE...: true when a FILE is newer than TARGET.
+newer_than() {
+	local target=$1 f
+	shift
+	for f in "$@"; do
+		[ "$f" -nt "$target" ] && return 0
+	done
+	return 1
+}
+
+# stage SRC DST: copy SRC into the image tree when its content changed.
+stage() {
+	install_if_changed "$1" "$STAGE/$2" || true
+	WANTED+=("./$2")
+}
+
+# The modules pagoda.ko needs, in load order, as modprobe resolves them.
+module_chain() {
+	local deps dep line
+	deps=$(modinfo -F depends "$DRIVER/pagoda.ko" | tr , ' ')
+	for dep in $deps; do
+		modprobe -d "$MODROOT" -S "$RELEASE" --show-depends "$dep" ||
+			die "modprobe cannot resolve $dep for $RELEASE" \
+			    "check that $dep exists in $MODROOT/lib/modules/$RELEASE"
+	done | while read -r line; do
+		case $line in
+		insmod\ *) line=${line#insmod }; echo "${line%% *}" ;;
+		esac
+	done | awk '!seen[$0]++'
+}
+
+stage_modules() {
+	step "modules for pagoda.ko"
+	local chain ko name order=() tmp
+	chain=$(module_chain) || exit 1
+	tmp=$(mktemp)
+	for ko in $chain; do
+		name=$(basename "$ko" .xz)
+		if [ ! -f "$STAGE/modules/$name" ] || [ "$ko" -nt "$STAGE/modules/$name" ]; then
+			xz -dc "$ko" >"$tmp" || die "cannot decompress $ko" "rerun scripts/setup.sh to refetch the kernel"
+			install_if_changed "$tmp" "$STAGE/modules/$name" || touch "$STAGE/modules/$name"
+		fi
+		WANTED+=("./modules/$name")
+		order+=("$name")
+	done
+	rm -f "$tmp"
+	stage "$DRIVER/pagoda.ko" modules/pagoda.ko
+	order+=(pagoda.ko)
+	printf '%s\n' "${order[@]}" >"$GUEST_BUILD/modules.order"
+	stage "$GUEST_BUILD/modules.order" modules/order
+	info "load order: ${order[*]}"
+}
+
+stage_files() {
+	step "initramfs tree"
+	local src name
+	stage /bin/busybox bin/busybox
+	stage "$PAGODA_ROOT/scripts/guest-init.sh" init
+	chmod 755 "$STAGE/init"
+	for src in "$PAGODA_ROOT"/tests/guest/*.c; do
+		name=$(basename "$src" .c)
+		stage "$GUEST_BUILD/bin/$name" "tests/$name"
+	done
+	for src in "$DRIVER"/tools/*.c; do
+		name=$(basename "$src" .c)
+		stage "$GUEST_BUILD/bin/$name" "usr/bin/$name"
+	done
+	# Drop what an earlier build staged and this one does not (a removed test).
+	local f
+	(cd "$STAGE" && find . -type f) | while read -r f; do
+		printf '%s\n' "${WANTED[@]}" | grep -qxF "$f" || { rm -f "$STAGE/$f"; info "removed $f"; }
+	done
+	info "$STAGE"
+}
+
+pack() {
+	step "initramfs image"
+	local manifest
+	manifest=$(cd "$STAGE" && find . -type f | LC_ALL=C sort)
+	if [ -f "$IMAGE" ] && [ "$manifest" = "$(cat "$MANIFEST" 2>/dev/null)" ] &&
+	   [ -z "$(find "$STAGE" -newer "$IMAGE" -print -quit)" ]; then
+		info "up to date: $IMAGE"
+		return
+	fi
+	(cd "$STAGE" && find . -print0 | LC_ALL=C sort -z |
+		cpio --null -o -H newc -R 0:0 --quiet) | gzip -1 >"$IMAGE.tmp" ||
+		die "cpio/gzip failed writing $IMAGE.tmp" "check free space in $GUEST_BUILD"
+	mv "$IMAGE.tmp" "$IMAGE"
+	printf '%s\n' "$manifest" >"$MANIFEST"
+	info "$IMAGE ($(du -k "$IMAGE" | cut -f1) KiB)"
+}
+
+main() {
+	local start=$SECONDS
+	mkdir -p "$GUEST_BUILD" "$STAGE" "$LOGS"
+	# One build at a time: concurrent runs share $GUEST_BUILD.
+	exec 9>"$GUEST_BUILD/.lock"
+	flock 9
+	WANTED=()
+	check_inputs
+	build_module
+	build_programs
+	stage_modules
+	stage_files
+	pack
+	info "guest build done in $((SECONDS - start)) s"
+}
+
+main "$@"

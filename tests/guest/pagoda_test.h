@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers shared by the guest test programs: check reporting, finding the
+ * Pagoda PCI device and its render node through sysfs, reading sysfs files,
+ * mapping BAR0 through sysfs to read registers without the driver, and
+ * calling DRM_IOCTL_PAGODA_GET_PARAM.
+ *
+ * Every program prints one line per check ("ok: ..." or "FAIL: ...") and
+ * ends with pt_exit(), which exits 0 only when no check failed.
+ */
+#ifndef PAGODA_TEST_H
+#define PAGODA_TEST_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <pagoda/pagoda_hw.h>
+#include <uapi/drm/pagoda_drm.h>
+
+/* Where scripts/build-guest.sh puts the driver module in the guest image. */
+#define PT_MODULE_PATH		"/modules/pagoda.ko"
+#define PT_PCI_DEVICES		"/sys/bus/pci/devices"
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+/* Sizes that hold any sysfs entry name, and a path with one or two of them. */
+#define PT_NAME_MAX		256
+#define PT_PATH_MAX		1024
+
+static int pt_failures;
+
+static inline void pt_vreport(int pass, const char *fmt, va_list ap)
+{
+	fputs(pass ? "ok: " : "FAIL: ", stdout);
+	vprintf(fmt, ap);
+	putchar('\n');
+	fflush(stdout);
+	if (!pass)
+		pt_failures++;
+}
+
+/* Report one check; returns @pass so callers can stop on a failed premise. */
+__attribute__((format(printf, 2, 3)))
+static inline int pt_check(int pass, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pt_vreport(pass, fmt, ap);
+	va_end(ap);
+	return pass;
+}
+
+__attribute__((format(printf, 1, 2)))
+static inline void pt_fail(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pt_vreport(0, fmt, ap);
+	va_end(ap);
+}
+
+static inline int pt_exit(void)
+{
+	printf("%s: %d check(s) failed\n", pt_failures ? "FAILED" : "PASSED", pt_failures);
+	return pt_failures ? 1 : 0;
+}
+
+/* Read a sysfs file holding one number (decimal or 0x-prefixed hex). */
+static inline int pt_read_u64(const char *path, uint64_t *value)
+{
+	char buf[64];
+	char *end;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return -EIO;
+	}
+	fclose(f);
+	errno = 0;
+	*value = strtoull(buf, &end, 0);
+	if (errno || end == buf)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Find the Pagoda PCI function by the IDs sysfs reports, independent of the
+ * driver. Fills @bdf (e.g. "0000:00:03.0"); returns 0 or -ENODEV.
+ */
+static inline int pt_find_pci(char *bdf, size_t len)
+{
+	char path[PT_PATH_MAX];
+	struct dirent *de;
+	uint64_t vendor = 0, device = 0;
+	DIR *dir;
+	int ret = -ENODEV;
+
+	dir = opendir(PT_PCI_DEVICES);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/vendor", de->d_name);
+		if (pt_read_u64(path, &vendor))
+			continue;
+		snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/device", de->d_name);
+		if (pt_read_u64(path, &device))
+			continue;
+		if (vendor == PAGODA_PCI_VENDOR_ID && device == PAGODA_PCI_DEVICE_ID) {
+			snprintf(bdf, len, "%s", de->d_name);
+			ret = 0;
+			break;
+		}
+	}
+	closedir(dir);
+	return ret;
+}
+
+/*
+ * Path of the render node the driver registered for PCI function @bdf
+ * ("/dev/dri/renderD128"), from the device's drm/ directory in sysfs.
+ * Returns 0 or -ENOENT when the function has no render node.
+ */
+static inline int pt_render_node(const char *bdf, char *node, size_t len)
+{
+	char path[PT_PATH_MAX];
+	struct dirent *de;
+	DIR *dir;
+	int ret = -ENOENT;
+
+	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/drm", bdf);
+	dir = opendir(path);
+	if (!dir)
+		return -ENOENT;
+	while ((de = readdir(dir))) {
+		if (!strncmp(de->d_name, "renderD", 7)) {
+			snprintf(node, len, "/dev/dri/%s", de->d_name);
+			ret = 0;
+			break;
+		}
+	}
+	closedir(dir);
+	return ret;
+}
+
+/* Find the device and open its render node; fails the test when impossible. */
+static inline int pt_open_render(char *bdf, size_t bdf_len)
+{
+	char node[PT_PATH_MAX];
+	int fd;
+
+	if (!pt_check(!pt_find_pci(bdf, bdf_len), "Pagoda PCI device present"))
+		return -1;
+	if (!pt_check(!pt_render_node(bdf, node, sizeof(node)),
+		      "%s has a render node", bdf))
+		return -1;
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	pt_check(fd >= 0, "open %s: %s", node, fd >= 0 ? "done" : strerror(errno));
+	return fd;
+}
+
+/* Returns 0 or the negative errno the ioctl failed with. */
+static inline int pt_get_param(int fd, uint32_t param, uint64_t *value)
+{
+	struct drm_pagoda_get_param args = { .param = param };
+
+	if (ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, &args))
+		return -errno;
+	*value = args.value;
+	return 0;
+}
+
+/*
+ * Map BAR0 read-only through sysfs, to read registers by a route that does
+ * not go through the driver. Needs iomem=relaxed on the kernel command line
+ * while the driver owns the BAR (scripts/run-guest.sh passes it).
+ */
+static inline volatile uint32_t *pt_map_mmio(const char *bdf)
+{
+	char path[PT_PATH_MAX];
+	void *map;
+	int fd;
+
+	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/resource%d", bdf, PAGODA_BAR_MMIO);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	map = mmap(NULL, PAGODA_MMIO_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	return map == MAP_FAILED ? NULL : map;
+}
+
+static inline uint32_t pt_reg(volatile uint32_t *mmio, uint32_t reg)
+{
+	return mmio[reg / 4];
+}
+
+#endif /* PAGODA_TEST_H */
