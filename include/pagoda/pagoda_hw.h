@@ -150,7 +150,7 @@
 #define PAGODA_REG_TLB_HITS_HI		0x0364
 #define PAGODA_REG_TLB_MISSES_LO	0x0368
 #define PAGODA_REG_TLB_MISSES_HI	0x036c
-#define PAGODA_REG_TLB_FLUSHES		0x0370	/* FLUSH_TLB commands executed */
+#define PAGODA_REG_TLB_FLUSHES		0x0370	/* flushes: FLUSH_TLB commands and root commits */
 #define PAGODA_REG_TLB_ENTRIES		0x0374	/* total entries, all page sizes */
 #define PAGODA_REG_TLB_VALID		0x0378	/* entries currently valid */
 

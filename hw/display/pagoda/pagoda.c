@@ -380,7 +380,9 @@ static void pagoda_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         pagoda_reset_write(s, val);
         break;
     case PAGODA_REG_GART_BASE_LO:
-        s->gart_base = deposit64(s->gart_base, 0, 32, val);
+        /* the table is 4 KiB aligned: the low bits do not exist */
+        s->gart_base = deposit64(s->gart_base, 0, 32,
+                                 val & ~(uint32_t)(PAGODA_PAGE_SIZE - 1));
         break;
     case PAGODA_REG_GART_BASE_HI:
         s->gart_base = deposit64(s->gart_base, 32, 32, val);

@@ -108,6 +108,7 @@ static bool fetch_entry(PagodaState *s, PagodaEngine *eng)
         /* nothing in a malformed entry can be trusted: halt no context */
         f.code = PAGODA_FAULT_BAD_RING_ENTRY;
         e->context = UINT16_MAX;
+        e->flags = 0;
         pagoda_fault(s, eng, &f);
         retire(s, eng, false);
         return false;
@@ -188,6 +189,9 @@ static PagodaCmdResult fetch_command(PagodaState *s, PagodaEngine *eng,
     eng->cmd_active = true;
     eng->cmd_progress = 0;
     eng->cmd_crc = 0;
+    /* page lists belong to the TRANSFER that loaded them, not to the buffer */
+    g_clear_pointer(&eng->src_list, g_free);
+    g_clear_pointer(&eng->dst_list, g_free);
     return PAGODA_CMD_DONE;
 }
 
@@ -475,7 +479,9 @@ void pagoda_engine_write(PagodaState *s, PagodaEngine *eng, hwaddr reg,
     switch (reg) {
     case PAGODA_ENG_RING_BASE_LO:
         if (ring_writable(eng)) {
-            eng->ring_base = deposit64(eng->ring_base, 0, 32, val);
+            /* rings are 4 KiB aligned: the low bits do not exist */
+            eng->ring_base = deposit64(eng->ring_base, 0, 32,
+                                       val & ~(uint32_t)(PAGODA_PAGE_SIZE - 1));
         }
         return;
     case PAGODA_ENG_RING_BASE_HI:

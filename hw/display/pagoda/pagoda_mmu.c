@@ -126,6 +126,8 @@ static PagodaTlbEntry *tlb_insert(PagodaTlb *t, const PagodaTlbEntry *new)
 static void tlb_flush_array(PagodaTlbEntry *a, unsigned n, int ctx,
                             uint64_t va, uint64_t size)
 {
+    /* last byte of the range; va + size may wrap: then flush up to the top */
+    uint64_t last = size - 1 > UINT64_MAX - va ? UINT64_MAX : va + size - 1;
     unsigned i;
 
     for (i = 0; i < n; i++) {
@@ -136,7 +138,7 @@ static void tlb_flush_array(PagodaTlbEntry *a, unsigned n, int ctx,
         if (!e->valid || (ctx >= 0 && e->ctx != ctx)) {
             continue;
         }
-        if (!size || (start < va + size && va < end)) {
+        if (!size || (start <= last && va < end)) {
             e->valid = false;
         }
     }

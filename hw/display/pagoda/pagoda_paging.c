@@ -69,7 +69,11 @@ static PagodaCmdResult result(int err, PagodaFault *f, PagodaEngine *eng)
 static int load_list(PagodaState *s, uint64_t at, uint64_t size,
                      uint64_t **list, uint64_t *npages)
 {
-    uint64_t n = DIV_ROUND_UP(size, PAGODA_PAGE_SIZE), i;
+    /*
+     * Not DIV_ROUND_UP: it wraps for sizes near 2^64, and an empty list
+     * would leave the span without pages, i.e. a physical address.
+     */
+    uint64_t n = size / PAGODA_PAGE_SIZE + !!(size % PAGODA_PAGE_SIZE), i;
 
     if (n > MAX_LIST_PAGES) {
         return PAGODA_FAULT_BAD_COMMAND;

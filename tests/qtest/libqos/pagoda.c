@@ -479,24 +479,71 @@ static unsigned shift_of(uint32_t level)
     return 12 + 9 * level;
 }
 
-void pagoda_vm_init(PagodaVM *vm, QPagoda *d, uint32_t ctx,
-                    uint32_t root_entries)
+uint64_t pagoda_cpu_addr(QPagoda *d, uint64_t paddr)
+{
+    uint64_t off = PAGODA_PADDR_OFFSET(paddr);
+
+    switch (PAGODA_PADDR_SEG(paddr)) {
+    case PAGODA_SEG_SYSTEM:
+        return off;
+    case PAGODA_SEG_VRAM:
+        g_assert_cmpuint(off, <, d->vram_bar_size);
+        return d->vram.addr + off;
+    }
+    g_assert_not_reached();
+}
+
+/* A zeroed table of @size bytes in vm->table_seg. */
+static uint64_t new_table(PagodaVM *vm, uint64_t size)
+{
+    uint64_t paddr;
+
+    switch (vm->table_seg) {
+    case PAGODA_SEG_SYSTEM:
+        return PAGODA_PADDR(PAGODA_SEG_SYSTEM, pagoda_alloc(vm->d, size, 4096));
+    case PAGODA_SEG_VRAM:
+        vm->vram_next = QEMU_ALIGN_UP(vm->vram_next, 4096);
+        paddr = PAGODA_PADDR(PAGODA_SEG_VRAM, vm->vram_next);
+        vm->vram_next += size;
+        /* VRAM keeps its content across resets: clear it */
+        pagoda_memset(vm->d, pagoda_cpu_addr(vm->d, paddr), 0, size);
+        return paddr;
+    }
+    g_assert_not_reached();
+}
+
+static void vm_setup(PagodaVM *vm, QPagoda *d, uint32_t ctx,
+                     uint32_t root_entries, uint32_t seg, uint64_t vram_offset)
 {
     uint32_t l;
 
     memset(vm, 0, sizeof(*vm));
     vm->d = d;
     vm->ctx = ctx;
+    vm->table_seg = seg;
+    vm->vram_next = vram_offset;
     vm->levels = pagoda_rd(d, PAGODA_REG_MMU_LEVELS);
     for (l = 0; l < vm->levels; l++) {
         vm->bits[l] = pagoda_rd(d, PAGODA_REG_MMU_LEVEL(l) +
                                    PAGODA_MMU_LEVEL_INDEX_BITS);
     }
     vm->root_entries = root_entries;
-    vm->root = pagoda_alloc(d, QEMU_ALIGN_UP(root_entries * 8ull, 4096), 4096);
+    vm->root = new_table(vm, QEMU_ALIGN_UP(root_entries * 8ull, 4096));
     pagoda_wr(d, PAGODA_REG_CTX_SELECT, ctx);
-    pagoda_wr64(d, PAGODA_REG_CTX_ROOT_LO, PAGODA_PADDR(0, vm->root));
+    pagoda_wr64(d, PAGODA_REG_CTX_ROOT_LO, vm->root);
     pagoda_wr(d, PAGODA_REG_CTX_ROOT_ENTRIES, root_entries);
+}
+
+void pagoda_vm_init(PagodaVM *vm, QPagoda *d, uint32_t ctx,
+                    uint32_t root_entries)
+{
+    vm_setup(vm, d, ctx, root_entries, PAGODA_SEG_SYSTEM, 0);
+}
+
+void pagoda_vm_init_vram(PagodaVM *vm, QPagoda *d, uint32_t ctx,
+                         uint32_t root_entries, uint64_t vram_offset)
+{
+    vm_setup(vm, d, ctx, root_entries, PAGODA_SEG_VRAM, vram_offset);
 }
 
 static uint64_t index_at(PagodaVM *vm, uint64_t va, uint32_t level)
@@ -504,7 +551,10 @@ static uint64_t index_at(PagodaVM *vm, uint64_t va, uint32_t level)
     return (va >> shift_of(level)) & ((1ull << vm->bits[level]) - 1);
 }
 
-/* Address of the entry for @va in the table at @level (tables created as needed). */
+/*
+ * Physical address (PAGODA_PADDR) of the entry for @va in the table at
+ * @level (tables created as needed).
+ */
 static uint64_t entry_addr(PagodaVM *vm, uint64_t va, uint32_t level,
                            bool leaf64)
 {
@@ -513,17 +563,18 @@ static uint64_t entry_addr(PagodaVM *vm, uint64_t va, uint32_t level,
 
     for (l = vm->levels - 1; l > level; l--) {
         uint64_t at = table + index_at(vm, va, l) * 8;
-        uint64_t pte = pagoda_readq(vm->d, at);
+        uint64_t pte = pagoda_readq(vm->d, pagoda_cpu_addr(vm->d, at));
 
         if (!(pte & PAGODA_PTE_VALID)) {
             bool small = leaf64 && l == 1;
-            uint64_t next = pagoda_alloc(vm->d, 4096, 4096);
+            uint64_t next = new_table(vm, 4096);
 
-            pte = PAGODA_PTE_MAKE(PAGODA_SEG_SYSTEM, next, PAGODA_PTE_VALID |
+            pte = PAGODA_PTE_MAKE(PAGODA_PADDR_SEG(next),
+                                  PAGODA_PADDR_OFFSET(next), PAGODA_PTE_VALID |
                                   (small ? PAGODA_PTE_LEAF64 : 0));
-            pagoda_writeq(vm->d, at, pte);
+            pagoda_writeq(vm->d, pagoda_cpu_addr(vm->d, at), pte);
         }
-        table = PAGODA_PTE_ADDR(pte);
+        table = PAGODA_PADDR(PAGODA_PTE_SEGMENT(pte), PAGODA_PTE_ADDR(pte));
         if (l == 1 && (pte & PAGODA_PTE_LEAF64)) {
             g_assert(level == 0);
             return table + ((va >> 16) & 31) * 8;
@@ -542,12 +593,16 @@ uint64_t pagoda_vm_table(PagodaVM *vm, uint64_t va, uint32_t level,
 
 void pagoda_vm_set_pte(PagodaVM *vm, uint64_t va, uint32_t level, uint64_t pte)
 {
-    pagoda_writeq(vm->d, entry_addr(vm, va, level, false), pte);
+    uint64_t at = entry_addr(vm, va, level, false);
+
+    pagoda_writeq(vm->d, pagoda_cpu_addr(vm->d, at), pte);
 }
 
 uint64_t pagoda_vm_get_pte(PagodaVM *vm, uint64_t va, uint32_t level)
 {
-    return pagoda_readq(vm->d, entry_addr(vm, va, level, false));
+    uint64_t at = entry_addr(vm, va, level, false);
+
+    return pagoda_readq(vm->d, pagoda_cpu_addr(vm->d, at));
 }
 
 void pagoda_vm_map(PagodaVM *vm, uint64_t va, uint64_t paddr, uint64_t size,
@@ -563,6 +618,7 @@ void pagoda_vm_map(PagodaVM *vm, uint64_t va, uint64_t paddr, uint64_t size,
     while (off < size) {
         uint64_t chunk = MIN(size - off, region - ((va + off) & (region - 1)));
         uint64_t n = chunk / page, i;
+        uint64_t at = entry_addr(vm, va + off, 0, leaf64);
         g_autofree uint64_t *ptes = g_new(uint64_t, n);
 
         for (i = 0; i < n; i++) {
@@ -572,7 +628,7 @@ void pagoda_vm_map(PagodaVM *vm, uint64_t va, uint64_t paddr, uint64_t size,
                                                   PAGODA_PADDR_OFFSET(pa),
                                                   PAGODA_PTE_VALID | flags));
         }
-        pagoda_memwrite(vm->d, entry_addr(vm, va + off, 0, leaf64), ptes,
+        pagoda_memwrite(vm->d, pagoda_cpu_addr(vm->d, at), ptes,
                         n * sizeof(uint64_t));
         off += chunk;
     }

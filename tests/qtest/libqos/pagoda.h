@@ -97,8 +97,8 @@ uint64_t pagoda_cmds_upload(QPagoda *d, PagodaCmds *c);
 /* Queue one ring entry and ring the doorbell; returns its fence. */
 uint64_t pagoda_submit(QPagoda *d, unsigned engine, uint64_t addr,
                        uint32_t length, uint16_t ctx, uint16_t flags);
-/* Upload @c, submit it physically (or virtually with PAGODA_RING_FLAG_VIRTUAL
- * and then @addr is used instead of an upload) and wait until it retires. */
+/* Upload @c to system memory, submit it as a physical ring entry with
+ * @flags and wait until it retires (virtual entries: use pagoda_submit). */
 uint64_t pagoda_run(QPagoda *d, unsigned engine, PagodaCmds *c, uint16_t ctx,
                     uint16_t flags);
 /* Wait until ENG_FENCE of @engine reaches @fence; false on timeout. */
@@ -124,14 +124,26 @@ typedef struct PagodaVM {
     uint32_t ctx;
     uint32_t levels;
     uint32_t bits[PAGODA_MMU_MAX_LEVELS];
-    uint64_t root;          /* physical address of the root table */
+    uint64_t root;          /* PAGODA_PADDR of the root table */
     uint32_t root_entries;
+    /*
+     * Where tables created from now on go: PAGODA_SEG_SYSTEM (guest RAM,
+     * the default) or PAGODA_SEG_VRAM (written through BAR2, placed upwards
+     * from VRAM offset vram_next). May be changed between calls.
+     */
+    uint32_t table_seg;
+    uint64_t vram_next;
 } PagodaVM;
 
 /* Create a context's address space with @root_entries root entries. */
 void pagoda_vm_init(PagodaVM *vm, QPagoda *d, uint32_t ctx,
                     uint32_t root_entries);
-/* Physical address of the table at @level covering @va, created if absent.
+/* The same with the root and every later table in VRAM from @vram_offset. */
+void pagoda_vm_init_vram(PagodaVM *vm, QPagoda *d, uint32_t ctx,
+                         uint32_t root_entries, uint64_t vram_offset);
+/* CPU (guest physical) address of a system memory or VRAM PAGODA_PADDR. */
+uint64_t pagoda_cpu_addr(QPagoda *d, uint64_t paddr);
+/* PAGODA_PADDR of the table at @level covering @va, created if absent.
  * @leaf64 picks a 64 KiB-page leaf table when level 0 is created. */
 uint64_t pagoda_vm_table(PagodaVM *vm, uint64_t va, uint32_t level,
                          bool leaf64);
