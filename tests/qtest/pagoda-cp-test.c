@@ -216,29 +216,6 @@ static uint64_t submit_irq(QPagoda *d, unsigned engine, PagodaCmds *c)
     return submit(d, engine, c, PAGODA_RING_FLAG_INTERRUPT);
 }
 
-/* Queue a ring entry with every field chosen by the caller. */
-static uint64_t submit_raw(QPagoda *d, unsigned engine, uint64_t addr,
-                           uint32_t length, uint16_t ctx, uint16_t flags,
-                           uint64_t reserved)
-{
-    uint8_t entry[PAGODA_RING_ENTRY_SIZE] = { 0 };
-    uint32_t tail = d->ring_tail[engine];
-    uint64_t fence = d->next_fence[engine]++;
-
-    stq_le_p(entry + PAGODA_RING_ADDR, addr);
-    stl_le_p(entry + PAGODA_RING_LENGTH, length);
-    stw_le_p(entry + PAGODA_RING_CONTEXT, ctx);
-    stw_le_p(entry + PAGODA_RING_FLAGS, flags);
-    stq_le_p(entry + PAGODA_RING_FENCE, fence);
-    stq_le_p(entry + PAGODA_RING_RESERVED, reserved);
-    pagoda_memwrite(d, d->ring_base[engine] + tail * PAGODA_RING_ENTRY_SIZE,
-                    entry, sizeof(entry));
-    d->ring_tail[engine] = (tail + 1) % d->ring_size[engine];
-    pagoda_wr(d, ENG(engine, PAGODA_ENG_RING_TAIL), d->ring_tail[engine]);
-    pagoda_wr(d, ENG(engine, PAGODA_ENG_DOORBELL), 1);
-    return fence;
-}
-
 /*
  * Queue @count copies of @c on @engine and ring the doorbell once, so that
  * the device gets all the work at the same time. Returns the last fence.
@@ -3707,8 +3684,9 @@ static void test_mal_ring_entries(void *obj, void *data, QGuestAllocator *alloc)
         PagodaFaultInfo f;
 
         g_test_message("case %zu", i);
-        fence = submit_raw(d, e, buf, bad[i].length == 20 ? len : bad[i].length,
-                           bad[i].ctx, bad[i].flags, bad[i].reserved);
+        fence = pagoda_submit_entry(d, e, buf,
+                                    bad[i].length == 20 ? len : bad[i].length,
+                                    bad[i].ctx, bad[i].flags, bad[i].reserved);
         g_assert_true(pagoda_wait_idle(d, e));
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==,
                          head + 1);

@@ -163,7 +163,8 @@ static uint32_t ctx_reg(PagodaState *s, hwaddr addr)
     case PAGODA_REG_CTX_ROOT_LO:      return c->root_staged;
     case PAGODA_REG_CTX_ROOT_HI:      return c->root_staged >> 32;
     case PAGODA_REG_CTX_ROOT_ENTRIES: return c->root_entries;
-    case PAGODA_REG_CTX_STATUS:       return c->halted ? PAGODA_CTX_STATUS_HALTED : 0;
+    case PAGODA_REG_CTX_STATUS:
+        return c->halted ? PAGODA_CTX_STATUS_HALTED : 0;
     }
     return 0;
 }

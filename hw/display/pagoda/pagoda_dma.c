@@ -153,7 +153,7 @@ PagodaCmdResult pagoda_copy(PagodaState *s, const PagodaSpan *src,
     return PAGODA_CMD_DONE;
 }
 
-/* Fill @len bytes at @host with @pattern as if the fill had begun @phase bytes earlier. */
+/* Fill @len bytes at @host with @pattern, @phase bytes into the pattern. */
 static void fill_pattern(uint8_t *host, uint64_t len, uint32_t pattern,
                          unsigned phase)
 {

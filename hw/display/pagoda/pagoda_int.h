@@ -24,8 +24,8 @@
 #define TYPE_PAGODA "pagoda"
 OBJECT_DECLARE_SIMPLE_TYPE(PagodaState, PAGODA)
 
-#define PAGODA_NUM_CONTEXTS	64
-#define PAGODA_PAGE_SIZE	4096ull
+#define PAGODA_NUM_CONTEXTS 64
+#define PAGODA_PAGE_SIZE 4096ull
 
 /* ---- Memory access -------------------------------------------------- */
 
@@ -51,13 +51,13 @@ typedef struct PagodaTlbEntry {
     uint64_t stamp;         /* last use, for LRU within the set */
     uint16_t ctx;
     uint8_t shift;          /* page shift: 12, 16, 21, 30, 39 */
-    uint8_t valid : 1, read_only : 1, no_execute : 1, zero : 1;
+    bool valid, read_only, no_execute, zero;
 } PagodaTlbEntry;
 
 /* Set-associative arrays, one per page size class. */
-#define PAGODA_TLB_WAYS		4
-#define PAGODA_TLB4K_SETS	1024
-#define PAGODA_TLB64K_SETS	256
+#define PAGODA_TLB_WAYS 4
+#define PAGODA_TLB4K_SETS 1024
+#define PAGODA_TLB64K_SETS 256
 #define PAGODA_TLB_LARGE_ENTRIES 32	/* fully associative, 2 MiB and larger */
 
 /* Page-walk cache entry: the leaf table of a 2 MiB region. */
@@ -68,7 +68,7 @@ typedef struct PagodaPwcEntry {
     uint64_t region;        /* va >> 21 */
     uint64_t table;
 } PagodaPwcEntry;
-#define PAGODA_PWC_ENTRIES	64
+#define PAGODA_PWC_ENTRIES 64
 
 typedef struct PagodaTlb {
     PagodaTlbEntry e4k[PAGODA_TLB4K_SETS * PAGODA_TLB_WAYS];

@@ -385,8 +385,9 @@ uint64_t pagoda_cmds_upload(QPagoda *d, PagodaCmds *c)
     return addr;
 }
 
-uint64_t pagoda_submit(QPagoda *d, unsigned engine, uint64_t addr,
-                       uint32_t length, uint16_t ctx, uint16_t flags)
+uint64_t pagoda_submit_entry(QPagoda *d, unsigned engine, uint64_t addr,
+                             uint32_t length, uint16_t ctx, uint16_t flags,
+                             uint64_t reserved)
 {
     uint8_t entry[PAGODA_RING_ENTRY_SIZE] = { 0 };
     uint32_t reg = PAGODA_REG_ENGINE(engine);
@@ -398,12 +399,19 @@ uint64_t pagoda_submit(QPagoda *d, unsigned engine, uint64_t addr,
     stw_le_p(entry + PAGODA_RING_CONTEXT, ctx);
     stw_le_p(entry + PAGODA_RING_FLAGS, flags);
     stq_le_p(entry + PAGODA_RING_FENCE, fence);
+    stq_le_p(entry + PAGODA_RING_RESERVED, reserved);
     pagoda_memwrite(d, d->ring_base[engine] + tail * PAGODA_RING_ENTRY_SIZE,
                     entry, sizeof(entry));
     d->ring_tail[engine] = (tail + 1) % d->ring_size[engine];
     pagoda_wr(d, reg + PAGODA_ENG_RING_TAIL, d->ring_tail[engine]);
     pagoda_wr(d, reg + PAGODA_ENG_DOORBELL, 1);
     return fence;
+}
+
+uint64_t pagoda_submit(QPagoda *d, unsigned engine, uint64_t addr,
+                       uint32_t length, uint16_t ctx, uint16_t flags)
+{
+    return pagoda_submit_entry(d, engine, addr, length, ctx, flags, 0);
 }
 
 bool pagoda_wait_fence(QPagoda *d, unsigned engine, uint64_t fence)

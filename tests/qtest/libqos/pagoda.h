@@ -95,6 +95,10 @@ uint32_t pagoda_cmds_bytes(PagodaCmds *c);
 /* Copy @c into fresh guest memory and return its address. */
 uint64_t pagoda_cmds_upload(QPagoda *d, PagodaCmds *c);
 /* Queue one ring entry and ring the doorbell; returns its fence. */
+uint64_t pagoda_submit_entry(QPagoda *d, unsigned engine, uint64_t addr,
+                             uint32_t length, uint16_t ctx, uint16_t flags,
+                             uint64_t reserved);
+/* The same with the reserved field zero, as a driver would submit. */
 uint64_t pagoda_submit(QPagoda *d, unsigned engine, uint64_t addr,
                        uint32_t length, uint16_t ctx, uint16_t flags);
 /* Upload @c to system memory, submit it as a physical ring entry with
