@@ -45,19 +45,26 @@ qtests() {
 	fi
 }
 
-guest_tests() {
-	step "guest tests (Linux guest with the Pagoda GPU)"
-	local log=$LOGS/guest-tests.log
-	"$PAGODA_ROOT/scripts/run-guest.sh" "${GUEST_ARGS[@]}" 2>&1 | tee "$log" || true
-	local line
+# guest_boot LOG RUN-GUEST-ARGS...: one boot; adds its counts to the totals.
+guest_boot() {
+	local log=$1 line; shift
+	"$PAGODA_ROOT/scripts/run-guest.sh" "${GUEST_ARGS[@]}" "$@" 2>&1 | tee "$log" || true
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
 	if [ -z "$line" ]; then
-		PASSED[guest]=0
-		FAILED[guest]=1
+		FAILED[guest]=$(( ${FAILED[guest]} + 1 ))
 		return
 	fi
-	PASSED[guest]=${line%% passed*}
-	FAILED[guest]=$(echo "$line" | sed 's/.*, \([0-9]*\) failed/\1/')
+	PASSED[guest]=$(( ${PASSED[guest]} + ${line%% passed*} ))
+	FAILED[guest]=$(( ${FAILED[guest]} + $(echo "$line" | sed 's/.*, \([0-9]*\) failed/\1/') ))
+}
+
+guest_tests() {
+	PASSED[guest]=0
+	FAILED[guest]=0
+	step "guest tests (Linux guest with the Pagoda GPU, MSI-X)"
+	guest_boot "$LOGS/guest-tests.log"
+	step "guest tests (interrupts through INTx: pci=nomsi)"
+	guest_boot "$LOGS/guest-tests-intx.log" --append pci=nomsi irq irq_delivery
 }
 
 main() {

@@ -48,29 +48,6 @@ static uint64_t vram_size_property(void)
 	return size;
 }
 
-/* The BAR's size from the sysfs resource file: "start end flags" per BAR. */
-static uint64_t bar_size(const char *bdf, int bar)
-{
-	unsigned long long start, end, flags;
-	char path[PT_PATH_MAX];
-	uint64_t size = 0;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/resource", bdf);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	for (i = 0; i <= bar; i++) {
-		if (fscanf(f, "%llx %llx %llx", &start, &end, &flags) != 3)
-			break;
-		if (i == bar && end > start)
-			size = end - start + 1;
-	}
-	fclose(f);
-	return size;
-}
-
 static void check_param(int fd, uint32_t param, const char *name, uint64_t want)
 {
 	uint64_t value = 0;
@@ -125,7 +102,7 @@ int main(void)
 		check_param(fd, DRM_PAGODA_PARAM_PCI_DEVICE, "PCI_DEVICE", device);
 
 	/* Segment 1 is exactly the CPU-visible window of BAR2. */
-	bar2 = bar_size(bdf, PAGODA_BAR_VRAM);
+	bar2 = pt_bar_size(bdf, PAGODA_BAR_VRAM);
 	check_param(fd, DRM_PAGODA_PARAM_VRAM_SIZE, "VRAM_SIZE vs BAR2 size", bar2);
 
 	prop = vram_size_property();

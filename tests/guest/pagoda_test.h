@@ -185,6 +185,41 @@ static inline int pt_get_param(int fd, uint32_t param, uint64_t *value)
 }
 
 /*
+ * Physical start and size of BAR @bar, from the sysfs resource file: one
+ * "start end flags" line per resource. Returns 0 if the BAR is not there.
+ */
+static inline uint64_t pt_bar_range(const char *bdf, int bar, uint64_t *start)
+{
+	unsigned long long first, last, flags;
+	char path[PT_PATH_MAX];
+	uint64_t size = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/resource", bdf);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	for (i = 0; i <= bar; i++) {
+		if (fscanf(f, "%llx %llx %llx", &first, &last, &flags) != 3)
+			break;
+		if (i == bar && last > first) {
+			size = last - first + 1;
+			*start = first;
+		}
+	}
+	fclose(f);
+	return size;
+}
+
+static inline uint64_t pt_bar_size(const char *bdf, int bar)
+{
+	uint64_t start;
+
+	return pt_bar_range(bdf, bar, &start);
+}
+
+/*
  * Map BAR0 read-only through sysfs, to read registers by a route that does
  * not go through the driver. Needs iomem=relaxed on the kernel command line
  * while the driver owns the BAR (scripts/run-guest.sh passes it).
@@ -207,6 +242,31 @@ static inline volatile uint32_t *pt_map_mmio(const char *bdf)
 static inline uint32_t pt_reg(volatile uint32_t *mmio, uint32_t reg)
 {
 	return mmio[reg / 4];
+}
+
+/*
+ * Map BAR0 read-write through sysfs: only for tests that make the device
+ * raise an interrupt behind the driver's back, on parts the driver does
+ * not use yet.
+ */
+static inline volatile uint32_t *pt_map_mmio_rw(const char *bdf)
+{
+	char path[PT_PATH_MAX];
+	void *map;
+	int fd;
+
+	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/resource%d", bdf, PAGODA_BAR_MMIO);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	map = mmap(NULL, PAGODA_MMIO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	return map == MAP_FAILED ? NULL : map;
+}
+
+static inline void pt_wreg(volatile uint32_t *mmio, uint32_t reg, uint32_t val)
+{
+	mmio[reg / 4] = val;
 }
 
 #endif /* PAGODA_TEST_H */
