@@ -649,6 +649,20 @@ static void pagoda_class_init(ObjectClass *klass, void *data)
     dc->desc = "Pagoda GPU (GPU MMU, segments, paging engine)";
     dc->vmsd = &vmstate_pagoda;
     device_class_set_props(dc, pagoda_properties);
+    object_class_property_set_description(klass, "vram-size",
+        "CPU-visible VRAM, segment 1 and BAR2 (power of two, 16M-16G)");
+    object_class_property_set_description(klass, "hidden-vram-size",
+        "VRAM reachable only through the host aperture, segment 2");
+    object_class_property_set_description(klass, "aperture-size",
+        "aperture segment (GART over system pages), segment 3");
+    object_class_property_set_description(klass, "host-aperture-size",
+        "CPU host aperture window, BAR4 (power of two, 1M-1G)");
+    object_class_property_set_description(klass, "segment-page-size",
+        "page size of the memory segments: 4096 or 65536");
+    object_class_property_set_description(klass, "mmu-levels",
+        "GPU page-table levels: 2 (resizable root), 3 or 4");
+    object_class_property_set_description(klass, "va-bits",
+        "GPU virtual address bits (0: 40 with 2 levels, 12+9*levels otherwise)");
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
 }
 
