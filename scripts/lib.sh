@@ -4,18 +4,26 @@
 PAGODA_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 PAGODA_CACHE=${PAGODA_CACHE:-$HOME/.cache/pagoda}
 
-# Pinned inputs. QEMU comes from trixie's source package; the guest kernel from
-# bookworm-backports (resolved from its meta-package, since the archive serves
-# only the newest 6.12 build).
+# Pinned inputs. QEMU comes from trixie's source package, pinned to one
+# version; should the archive stop serving it, setup.sh falls back to the
+# newest 10.0.x it serves, with a warning. The guest kernel comes from
+# bookworm-backports (resolved from its meta-package, since the archive
+# serves only the newest 6.12 build).
 QEMU_DEB_VERSION=${QEMU_DEB_VERSION:-1:10.0.13+ds-0+deb13u1}
-QEMU_UPSTREAM=10.0.13
-QEMU_SRC=$PAGODA_CACHE/qemu-src/qemu-$QEMU_UPSTREAM+ds
+QEMU_SERIES=1:10.0.
 QEMU_BUILD=$PAGODA_CACHE/qemu-build
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 QOS_TEST=$QEMU_BUILD/tests/qtest/qos-test
 KERNEL_DIR=$PAGODA_CACHE/kernel
 # Guest artefacts are per checkout: each builds its own module and image.
 GUEST_BUILD=$PAGODA_CACHE/guest-build/$(printf %s "$PAGODA_ROOT" | md5sum | cut -c1-12)
+# Configure flags of the sanitizer and fuzzing builds, compilers aside: the
+# minimal x86_64 system emulator of setup.sh, whose only extra device is the
+# Pagoda GPU.
+QEMU_FEATURE_FLAGS="--target-list=x86_64-softmmu
+--without-default-features --without-default-devices
+--with-devices-x86_64=pagoda --enable-kvm --enable-tcg --disable-docs
+--disable-download --disable-install-blobs --enable-trace-backends=log"
 export CCACHE_DIR=${CCACHE_DIR:-$PAGODA_CACHE/ccache}
 
 pagoda_step_start=0
@@ -52,6 +60,56 @@ install_if_changed() {
 		return 0
 	fi
 	return 1
+}
+
+# The QEMU source tree that setup.sh unpacked and overlays.
+qemu_source_dir() {
+	local stamp
+	stamp=$(ls -d "$PAGODA_CACHE"/qemu-src/*/.pagoda-unpacked 2>/dev/null | head -n 1)
+	[ -n "$stamp" ] || die "no QEMU source tree in $PAGODA_CACHE/qemu-src" "run scripts/setup.sh"
+	dirname "$stamp"
+}
+
+# qemu_configure BUILD LOG FLAGS: configure the QEMU build directory BUILD
+# from the source tree with FLAGS (one string), unless it already is. A new
+# source tree or new flags start BUILD from scratch; both are recorded in
+# BUILD/.pagoda-configure.
+qemu_configure() {
+	local build=$1 log=$2 src
+	src=$(qemu_source_dir)
+	local want="$src $3" stamp=$build/.pagoda-configure
+	# compared without regard to line breaks
+	if [ -f "$build/build.ninja" ] &&
+	   [ "$(echo $(cat "$stamp" 2>/dev/null))" = "$(echo $want)" ]; then
+		return
+	fi
+	info "configuring $build (flags changed or first build)"
+	rm -rf "$build" && mkdir -p "$build"
+	(cd "$build" && run_logged "$log" "$src/configure" $3)
+	printf '%s' "$want" >"$stamp"
+}
+
+# qemu_ninja BUILD LOG TARGET...: build TARGETs in BUILD, printing a progress
+# line every ~10%. One build at a time: the builds share the overlaid source
+# tree and the machine (several checkouts may use the cache).
+qemu_ninja() {
+	local build=$1 log=$2; shift 2
+	NINJA_STATUS='[%f/%t] ' flock "$PAGODA_CACHE/qemu-build.lock" \
+		ninja -C "$build" "$@" >"$log" 2>&1 &
+	local pid=$! last=-1
+	while kill -0 $pid 2>/dev/null; do
+		sleep 5
+		local line pct
+		line=$(grep -o '^\[[0-9]*/[0-9]*\]' "$log" | tail -n 1 | tr -d '[]')
+		[ -n "$line" ] || continue
+		pct=$(( ${line%/*} * 100 / ${line#*/} ))
+		if [ $((pct / 10)) -ne $((last / 10)) ]; then
+			info "build ${line} steps (${pct}%)"
+			last=$pct
+		fi
+	done
+	wait $pid || { tail -n 40 "$log" >&2; die "QEMU build failed (full log: $log)" \
+		"fix the compile error shown above (in hw/ or tests/qtest/ of this repository) and rerun"; }
 }
 
 kernel_release() {

@@ -37,7 +37,7 @@ SRC
 	local versions
 	versions=$(apt-cache showsrc qemu 2>/dev/null || true)
 	if [ "$(cat "$APT_SOURCES" 2>/dev/null)" != "$want" ] ||
-	   [[ "$versions" != *"Version: $QEMU_DEB_VERSION"* ]]; then
+	   [[ "$versions" != *"Version: $QEMU_SERIES"* ]]; then
 		info "adding $APT_SOURCES and refreshing the package lists"
 		printf '%s\n' "$want" | as_root tee "$APT_SOURCES" >/dev/null
 		run_logged "$PAGODA_CACHE/logs/apt-update.log" as_root apt-get update
@@ -72,20 +72,39 @@ setup_packages() {
 		as_root apt-get install -y --no-install-recommends -t bookworm-backports $BACKPORT_PACKAGES
 }
 
+# The QEMU source version to use: the pinned one, or the newest of its
+# series if the archive no longer serves it.
+qemu_version() {
+	local served newest
+	served=$(apt-cache showsrc qemu 2>/dev/null | sed -n 's/^Version: //p')
+	if grep -qxF "$QEMU_DEB_VERSION" <<<"$served"; then
+		echo "$QEMU_DEB_VERSION"
+		return
+	fi
+	newest=$(grep -F "$QEMU_SERIES" <<<"$served" | sort -V | tail -n 1)
+	[ -n "$newest" ] || die "no QEMU ${QEMU_SERIES}x source package is served" \
+		"check $APT_SOURCES and 'apt-cache showsrc qemu'"
+	info "WARNING: qemu $QEMU_DEB_VERSION is no longer served; using $newest" >&2
+	echo "$newest"
+}
+
+# Sets QEMU_VERSION and QEMU_SRC (the unpacked tree of that version).
 fetch_qemu_source() {
-	step "QEMU $QEMU_DEB_VERSION source"
+	local dir=$PAGODA_CACHE/qemu-src upstream
+	QEMU_VERSION=$(qemu_version)
+	upstream=${QEMU_VERSION#*:}
+	QEMU_SRC=$dir/qemu-${upstream%-*}
+	step "QEMU $QEMU_VERSION source"
 	if [ -f "$QEMU_SRC/.pagoda-unpacked" ]; then
 		info "cached in $QEMU_SRC"
 		return
 	fi
-	local dir=$PAGODA_CACHE/qemu-src
 	rm -rf "$dir" && mkdir -p "$dir"
 	info "downloading with apt-get source (about 40 MB) and applying Debian's patches"
 	(cd "$dir" && run_logged "$PAGODA_CACHE/logs/qemu-source.log" \
-		apt-get source --only-source "qemu=$QEMU_DEB_VERSION") ||
-		die "apt-get source qemu=$QEMU_DEB_VERSION failed" \
-		    "check that 'apt-cache showsrc qemu' lists $QEMU_DEB_VERSION; if trixie moved on, set QEMU_DEB_VERSION to the listed 10.0.x version"
-	[ -d "$QEMU_SRC" ] || die "apt-get source did not create $QEMU_SRC" "see $PAGODA_CACHE/logs/qemu-source.log"
+		apt-get source --only-source "qemu=$QEMU_VERSION")
+	[ -f "$QEMU_SRC/VERSION" ] ||
+		die "apt-get source did not unpack $QEMU_SRC" "see $PAGODA_CACHE/logs/qemu-source.log"
 	touch "$QEMU_SRC/.pagoda-unpacked"
 }
 
