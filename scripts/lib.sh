@@ -98,9 +98,10 @@ qemu_ninja() {
 		ninja -C "$build" "$@" >"$log" 2>&1 &
 	local pid=$! last=-1
 	while kill -0 $pid 2>/dev/null; do
-		sleep 5
+		sleep 1
 		local line pct
-		line=$(grep -o '^\[[0-9]*/[0-9]*\]' "$log" | tail -n 1 | tr -d '[]')
+		# no step line yet is not an error
+		line=$(grep -o '^\[[0-9]*/[0-9]*\]' "$log" | tail -n 1 | tr -d '[]' || true)
 		[ -n "$line" ] || continue
 		pct=$(( ${line%/*} * 100 / ${line#*/} ))
 		if [ $((pct / 10)) -ne $((last / 10)) ]; then
@@ -110,6 +111,17 @@ qemu_ninja() {
 	done
 	wait $pid || { tail -n 40 "$log" >&2; die "QEMU build failed (full log: $log)" \
 		"fix the compile error shown above (in hw/ or tests/qtest/ of this repository) and rerun"; }
+}
+
+# bundle_firmware BUILD: an uninstalled QEMU looks for firmware under
+# qemu-bundle/<datadir> of its build directory.
+bundle_firmware() {
+	local bundle=$1/qemu-bundle/usr/local/share/qemu f
+	mkdir -p "$bundle"
+	for f in /usr/share/seabios/*.bin /usr/share/qemu/*.bin /usr/share/qemu/*.rom; do
+		[ -e "$f" ] && ln -sf "$f" "$bundle/$(basename "$f")"
+	done
+	return 0
 }
 
 kernel_release() {

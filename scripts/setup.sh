@@ -108,62 +108,20 @@ fetch_qemu_source() {
 	touch "$QEMU_SRC/.pagoda-unpacked"
 }
 
-configure_qemu() {
-	local flags="--python=/usr/bin/python3 --cc=/usr/lib/ccache/gcc
+QEMU_FLAGS="--python=/usr/bin/python3 --cc=/usr/lib/ccache/gcc
 --host-cc=/usr/lib/ccache/gcc --target-list=x86_64-softmmu
 --without-default-features --without-default-devices
 --with-devices-x86_64=pagoda --enable-kvm --enable-tcg --disable-docs
 --disable-download --disable-install-blobs --enable-trace-backends=log"
-	local stamp=$QEMU_BUILD/.pagoda-configure
-	if [ -f "$QEMU_BUILD/build.ninja" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$flags" ]; then
-		return
-	fi
-	info "configuring (flags changed or first build)"
-	rm -rf "$QEMU_BUILD" && mkdir -p "$QEMU_BUILD"
-	(cd "$QEMU_BUILD" && run_logged "$PAGODA_CACHE/logs/qemu-configure.log" \
-		"$QEMU_SRC/configure" $flags)
-	printf '%s' "$flags" >"$stamp"
-}
-
-# ninja with a progress line every ~10% instead of one per step.
-ninja_with_progress() {
-	local log=$1; shift
-	# One build at a time in the shared cache (several checkouts may use it).
-	NINJA_STATUS='[%f/%t] ' flock "$PAGODA_CACHE/qemu-build.lock" \
-		ninja -C "$QEMU_BUILD" "$@" >"$log" 2>&1 &
-	local pid=$! last=-1
-	while kill -0 $pid 2>/dev/null; do
-		sleep 5
-		local line pct
-		line=$(grep -o '^\[[0-9]*/[0-9]*\]' "$log" | tail -n 1 | tr -d '[]')
-		[ -n "$line" ] || continue
-		pct=$(( ${line%/*} * 100 / ${line#*/} ))
-		if [ $((pct / 10)) -ne $((last / 10)) ]; then
-			info "build ${line} steps (${pct}%)"
-			last=$pct
-		fi
-	done
-	wait $pid || { tail -n 40 "$log" >&2; die "QEMU build failed (full log: $log)" \
-		"fix the compile error shown above (in hw/ or tests/qtest/ of this repository) and rerun"; }
-}
 
 build_qemu() {
 	step "QEMU build (minimal x86_64 with the pagoda device; first build about 7 minutes)"
 	"$PAGODA_ROOT/scripts/overlay.sh" "$QEMU_SRC"
-	configure_qemu
-	ninja_with_progress "$PAGODA_CACHE/logs/qemu-build.log" \
+	qemu_configure "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-configure.log" "$QEMU_FLAGS"
+	qemu_ninja "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-build.log" \
 		qemu-system-x86_64 tests/qtest/qos-test tests/qtest/pagoda-bench
-	link_firmware
+	bundle_firmware "$QEMU_BUILD"
 	info "$QEMU_BIN ready"
-}
-
-# An uninstalled QEMU looks for firmware under qemu-bundle/<datadir>.
-link_firmware() {
-	local bundle=$QEMU_BUILD/qemu-bundle/usr/local/share/qemu f
-	mkdir -p "$bundle"
-	for f in /usr/share/seabios/*.bin /usr/share/qemu/*.bin /usr/share/qemu/*.rom; do
-		[ -e "$f" ] && ln -sf "$f" "$bundle/$(basename "$f")"
-	done
 }
 
 fetch_kernel() {

@@ -3903,6 +3903,42 @@ static void test_mal_registers(void *obj, void *data, QGuestAllocator *alloc)
     run_ok(d, PG, &c);
 }
 
+/*
+ * Table writes use up the slice's byte budget: a buffer of 256
+ * UPDATE_PAGE_TABLE commands that each rewrite a root of 2^20 entries
+ * (8 MiB) runs over many slices, with register and memory access served in
+ * between, instead of writing 2 GiB in one go.
+ */
+static void test_mal_table_write_slices(void *obj, void *data,
+                                        QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    const uint32_t entries = 1u << 20, n = 256;
+    uint64_t root, buf, fence, done;
+    PagodaCmds c;
+
+    pagoda_start(d, alloc);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_MMU_LEVEL(1) +
+                               PAGODA_MMU_LEVEL_INDEX_BITS), ==, 20);
+    root = pagoda_alloc(d, entries * 8ull, PAGE);
+    cmds(&c);
+    for (uint64_t i = 1; i <= n; i++) {
+        pagoda_cmd_update_pt(&c, PAGODA_UPT_REPEAT, 1, SYS(root), 0, entries,
+                             &i);
+    }
+    buf = pagoda_cmds_upload(d, &c);
+    fence = pagoda_submit(d, PG, SYS(buf), pagoda_cmds_bytes(&c), 0, 0);
+    pagoda_cmds_free(&c);
+    /* each command writes the last entry last: it counts finished commands */
+    done = pagoda_readq(d, root + (entries - 1) * 8ull);
+    g_test_message("%" PRIu64 " of %u commands done at the first access",
+                   done, n);
+    g_assert_cmpuint(done, <, n);
+    g_assert_true(pagoda_wait_fence(d, PG, fence));
+    expect_no_fault(d);
+    g_assert_cmpuint(pagoda_readq(d, root), ==, n);
+}
+
 /* ---- Registration ------------------------------------------------------- */
 
 static void register_pagoda_cp_tests(void)
@@ -3927,6 +3963,9 @@ static void register_pagoda_cp_tests(void)
     };
     static QOSGraphTestOptions levels2 = {
         .edge.extra_device_opts = "mmu-levels=2",
+    };
+    static QOSGraphTestOptions root_1m = {
+        .edge.extra_device_opts = "mmu-levels=2,va-bits=41",
     };
     static QOSGraphTestOptions vram16 = {
         .edge.extra_device_opts = "vram-size=16M",
@@ -4025,6 +4064,8 @@ static void register_pagoda_cp_tests(void)
     qos_add_test("cp-mal-ring-entries", "pagoda", test_mal_ring_entries, NULL);
     qos_add_test("cp-mal-commands", "pagoda", test_mal_commands, NULL);
     qos_add_test("cp-mal-registers", "pagoda", test_mal_registers, NULL);
+    qos_add_test("cp-mal-table-write-slices", "pagoda",
+                 test_mal_table_write_slices, &root_1m);
 }
 
 libqos_init(register_pagoda_cp_tests);

@@ -1143,6 +1143,54 @@ static void test_fault_out_of_segment(void *obj, void *arg, QGuestAllocator *all
 }
 
 /*
+ * A PTE can hold addresses up to 2^56, but segment offsets stop at 2^48:
+ * a page or a table at or above 2^48 faults OUT_OF_SEGMENT (a table at the
+ * level of that table), and is not taken modulo 2^48, which would reach the
+ * memory below.
+ */
+static void test_fault_address_bits(void *obj, void *arg,
+                                    QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    PagodaVM vm;
+    const uint64_t high = 1ull << 48, v_leaf = 60 * GiB;
+    const uint64_t v_good = 61 * GiB + 5 * PAGE, v_table = 62 * GiB + 5 * PAGE;
+    g_autofree uint8_t *sys_data = NULL, *vram_data = NULL;
+    uint64_t d_pa, p_pa, table, fence;
+
+    pagoda_start(d, alloc);
+    pagoda_vm_init(&vm, d, CTX_A, full_root(d));
+    d_pa = sys_alloc(d, PAGE);
+    p_pa = sys_alloc(d, PAGE);
+    pagoda_vm_map(&vm, 63 * GiB, d_pa, PAGE, PAGE, 0);
+    sys_data = put_pattern(d, p_pa, PAGE, 60);
+
+    /* a system page at 2^48 + p_pa */
+    pagoda_vm_set_pte(&vm, v_leaf, 0,
+                      PAGODA_PTE_MAKE(PAGODA_SEG_SYSTEM,
+                                      high | PAGODA_PADDR_OFFSET(p_pa),
+                                      PAGODA_PTE_VALID));
+    fence = vfill(d, CTX_A, 0, v_leaf, 0, PAGE);
+    expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_OUT_OF_SEGMENT,
+                 v_leaf, 0, PAGODA_ACCESS_WRITE, fence);
+    expect_bytes(d, p_pa, sys_data, PAGE);
+
+    /* a leaf table at 2^48 + the offset of a good one */
+    vram_data = put_pattern(d, vram(7 * MiB), PAGE, 61);
+    pagoda_vm_map(&vm, v_good, vram(7 * MiB), PAGE, PAGE, 0);
+    vcopy(d, CTX_A, 0, v_good, 63 * GiB, PAGE);
+    expect_bytes(d, d_pa, vram_data, PAGE);
+    table = pagoda_vm_table(&vm, v_good, 0, false);
+    pagoda_vm_set_pte(&vm, v_table, 1,
+                      PAGODA_PTE_MAKE(PAGODA_PADDR_SEG(table),
+                                      high | PAGODA_PADDR_OFFSET(table),
+                                      PAGODA_PTE_VALID));
+    fence = vcopy(d, CTX_A, 0, v_table, 63 * GiB, 4);
+    expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_OUT_OF_SEGMENT,
+                 v_table, 0, PAGODA_ACCESS_READ, fence);
+}
+
+/*
  * VALID|ZERO pages read as zero and drop writes, on both engines, without a
  * fault, even though they carry the address of a page with data; also in
  * the middle of a run of physically contiguous pages.
@@ -1737,6 +1785,8 @@ static void register_pagoda_mmu_tests(void)
     qos_add_test("mmu-fault-read-only", "pagoda", test_fault_read_only, NULL);
     qos_add_test("mmu-fault-no-execute", "pagoda", test_fault_no_execute, NULL);
     qos_add_test("mmu-fault-out-of-segment", "pagoda", test_fault_out_of_segment,
+                 NULL);
+    qos_add_test("mmu-fault-address-bits", "pagoda", test_fault_address_bits,
                  NULL);
     qos_add_test("mmu-zero-pages", "pagoda", test_zero_pages, NULL);
     qos_add_test("mmu-halt-paging", "pagoda", test_halt, &on_paging);

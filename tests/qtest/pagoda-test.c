@@ -10,6 +10,7 @@
 #include "libqos/qgraph.h"
 #include "libqos/pagoda.h"
 #include "hw/pci/pci_regs.h"
+#include "qobject/qdict.h"
 
 static void test_ids(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -140,6 +141,23 @@ static void test_bad_properties(void)
     check_rejected("host-aperture-size=3M", "host-aperture-size must be");
 }
 
+/*
+ * A device_add whose realize fails after the segments are set up must give
+ * back their memory: without that, LeakSanitizer (scripts/sanitize.sh)
+ * reports a leak when QEMU exits.
+ */
+static void test_failed_hotplug(void)
+{
+    QTestState *qts = qtest_init("-machine pc -nodefaults");
+    QDict *resp;
+
+    resp = qtest_qmp(qts, "{'execute': 'device_add', 'arguments': "
+                     "{'driver': 'pagoda', 'id': 'gpu', 'mmu-levels': 5}}");
+    g_assert_true(qdict_haskey(resp, "error"));
+    qobject_unref(resp);
+    qtest_quit(qts);
+}
+
 static void register_pagoda_tests(void)
 {
     QOSGraphTestOptions small_vram = {
@@ -155,6 +173,7 @@ static void register_pagoda_tests(void)
     qos_add_test("msix-fault-vector", "pagoda", test_msix_fault_vector, NULL);
     if (g_getenv("QTEST_QEMU_BINARY")) {
         qtest_add_func("/pagoda/bad-properties", test_bad_properties);
+        qtest_add_func("/pagoda/failed-hotplug", test_failed_hotplug);
     }
 }
 

@@ -487,22 +487,29 @@ static void pagoda_realize(PCIDevice *pdev, Error **errp)
     pagoda_mem_realize(s, &err);
     if (err) {
         error_propagate(errp, err);
-        return;
+        goto fail;
     }
     pagoda_mmu_realize(s, &err);
     if (err) {
         error_propagate(errp, err);
-        return;
+        goto fail;
     }
 
     if (msix_init_exclusive_bar(pdev, PAGODA_MSIX_VECTORS, PAGODA_BAR_MSIX,
                                 errp)) {
-        return;
+        goto fail;
     }
     for (unsigned v = 0; v < PAGODA_MSIX_VECTORS; v++) {
         msix_vector_use(pdev, v);
     }
     pagoda_cp_realize(s);
+    return;
+
+fail:
+    /* pagoda_exit() is not called for a device that failed to realize */
+    g_free(s->tlb);
+    g_free(s->host_aperture_map);
+    g_free(s->host_aperture_seg);
 }
 
 static void pagoda_exit(PCIDevice *pdev)
@@ -588,11 +595,20 @@ static const VMStateDescription vmstate_pagoda_engine = {
 static int pagoda_post_load(void *opaque, int version_id)
 {
     PagodaState *s = opaque;
+    uint32_t page;
 
     if (s->ctx_select >= PAGODA_NUM_CONTEXTS ||
         s->fault_head >= PAGODA_FAULT_QUEUE_DEPTH ||
         s->fault_count > PAGODA_FAULT_QUEUE_DEPTH) {
         return -EINVAL;
+    }
+    /* BAR4 accesses index VRAM with these without further checks */
+    for (page = 0; page < s->host_aperture_pages; page++) {
+        if (s->host_aperture_map[page] &&
+            !pagoda_host_aperture_valid(s, page, s->host_aperture_seg[page],
+                                        s->host_aperture_map[page] - 1)) {
+            return -EINVAL;
+        }
     }
     pagoda_tlb_flush(s, -1, 0, 0);
     pagoda_cp_kick(s);

@@ -207,16 +207,19 @@ static bool leaf_entry(PagodaState *s, uint64_t pte, unsigned level,
     uint64_t addr = PAGODA_PTE_ADDR(pte);
     unsigned seg = PAGODA_PTE_SEGMENT(pte);
     uint64_t page = 1ull << shift;
+    /*
+     * A PTE holds addresses up to 2^56, a physical address only offsets
+     * below 2^48: system memory ends there, rather than wrapping around.
+     */
+    uint64_t size = seg == PAGODA_SEG_SYSTEM ? PAGODA_MASK64(47, 0) + 1
+                                             : pagoda_segment_size(s, seg);
 
     if (!(pte & PAGODA_PTE_VALID) ||
         (pte & (PAGODA_PTE_RESERVED_MASK | PAGODA_PTE_ADAPTER_MASK)) ||
         (addr & (page - 1))) {
         return fault_at(f, PAGODA_FAULT_INVALID_PTE, level);
     }
-    if (seg >= PAGODA_NUM_SEGMENTS ||
-        (seg != PAGODA_SEG_SYSTEM &&
-         (addr >= pagoda_segment_size(s, seg) ||
-          page > pagoda_segment_size(s, seg) - addr))) {
+    if (seg >= PAGODA_NUM_SEGMENTS || addr >= size || page > size - addr) {
         return fault_at(f, PAGODA_FAULT_OUT_OF_SEGMENT, level);
     }
     *out = (PagodaTlbEntry) {
@@ -320,6 +323,11 @@ static PagodaTlbEntry *walk(PagodaState *s, uint16_t ctx, uint64_t va,
         }
         if (!(TABLE_SEGMENTS & PAGODA_BIT(seg))) {
             fault_at(f, PAGODA_FAULT_OUT_OF_SEGMENT, level);
+            return NULL;
+        }
+        if (PAGODA_PTE_ADDR(pte) > PAGODA_MASK64(47, 0)) {
+            /* beyond every segment (see leaf_entry): the table is unreadable */
+            fault_at(f, PAGODA_FAULT_OUT_OF_SEGMENT, level - 1);
             return NULL;
         }
         leaf64 = level == 1 && (pte & PAGODA_PTE_LEAF64);

@@ -51,6 +51,16 @@ static PagodaCmdResult bad(PagodaEngine *eng, PagodaFault *f, const char *why)
     return reject(eng, f, PAGODA_FAULT_BAD_COMMAND, why);
 }
 
+/*
+ * Commands that write a table in one go still use up the slice's byte
+ * budget: a count of entries is not bounded by the command's length, and
+ * without this a slice of such commands would write gigabytes.
+ */
+static void spend(uint64_t *budget, uint64_t bytes)
+{
+    *budget -= MIN(*budget, bytes);
+}
+
 static PagodaCmdResult result(int err, PagodaFault *f, PagodaEngine *eng)
 {
     if (!err) {
@@ -193,7 +203,7 @@ static bool table_range_ok(PagodaState *s, unsigned level, bool leaf64,
 }
 
 static PagodaCmdResult cmd_update_page_table(PagodaState *s, PagodaEngine *eng,
-                                             PagodaFault *f)
+                                             uint64_t *budget, PagodaFault *f)
 {
     uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
     uint32_t level = u32_at(eng, 4);
@@ -213,6 +223,7 @@ static PagodaCmdResult cmd_update_page_table(PagodaState *s, PagodaEngine *eng,
         return bad(eng, f, "malformed UPDATE_PAGE_TABLE");
     }
     trace_pagoda_update_page_table(level, table, start, count, repeat);
+    spend(budget, count * sizeof(uint64_t));
     if (!repeat) {
         return result(pagoda_mem_write(s, at, eng->cmd + 6,
                                        count * sizeof(uint64_t)), f, eng);
@@ -289,12 +300,13 @@ static PagodaCmdResult cmd_map_aperture(PagodaState *s, PagodaEngine *eng,
 }
 
 static PagodaCmdResult cmd_unmap_aperture(PagodaState *s, PagodaEngine *eng,
-                                          PagodaFault *f)
+                                          uint64_t *budget, PagodaFault *f)
 {
     if (PAGODA_CMD_FLAGS(eng->cmd[0]) || eng->cmd_dwords != 4 ||
         !u32_at(eng, 8)) {
         return bad(eng, f, "malformed UNMAP_APERTURE");
     }
+    spend(budget, u32_at(eng, 8) * sizeof(uint64_t));
     return result(pagoda_gart_write(s, u32_at(eng, 4), u32_at(eng, 8), NULL),
                   f, eng);
 }
@@ -358,7 +370,7 @@ PagodaCmdResult pagoda_paging_command(PagodaState *s, PagodaEngine *eng,
     case PAGODA_CMD_VIRTUAL_FILL:
         return cmd_virtual_fill(s, eng, budget, f);
     case PAGODA_CMD_UPDATE_PAGE_TABLE:
-        return cmd_update_page_table(s, eng, f);
+        return cmd_update_page_table(s, eng, budget, f);
     case PAGODA_CMD_COPY_PTES:
         return cmd_copy_ptes(s, eng, budget, f);
     case PAGODA_CMD_FLUSH_TLB:
@@ -366,7 +378,7 @@ PagodaCmdResult pagoda_paging_command(PagodaState *s, PagodaEngine *eng,
     case PAGODA_CMD_MAP_APERTURE:
         return cmd_map_aperture(s, eng, f);
     case PAGODA_CMD_UNMAP_APERTURE:
-        return cmd_unmap_aperture(s, eng, f);
+        return cmd_unmap_aperture(s, eng, budget, f);
     case PAGODA_CMD_MAP_HOST_APERTURE:
         return cmd_map_host_aperture(s, eng, f);
     case PAGODA_CMD_UNMAP_HOST_APERTURE:
