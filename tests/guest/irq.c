@@ -11,38 +11,12 @@ static const char *const msix_names[] = {
 	"pagoda-fault", "pagoda-paging", "pagoda-render",
 };
 
-static int cmdline_has(const char *word)
-{
-	char cmdline[4096];
-	int found = 0;
-	FILE *f;
-
-	f = fopen("/proc/cmdline", "r");
-	if (f) {
-		found = fgets(cmdline, sizeof(cmdline), f) && strstr(cmdline, word);
-		fclose(f);
-	}
-	return found;
-}
-
 /* Number of /proc/interrupts lines whose action name is exactly @name. */
 static int irq_lines(const char *name)
 {
-	char line[1024], *last;
-	int n = 0;
-	FILE *f;
+	long long count;
 
-	f = fopen("/proc/interrupts", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		last = strrchr(line, ' ');
-		if (last && !strcmp(last + 1, name))
-			n++;
-	}
-	fclose(f);
-	return n;
+	return pt_irq_lines(name, &count);
 }
 
 static int msi_irqs(const char *bdf)
@@ -75,7 +49,7 @@ int main(void)
 
 	_Static_assert(ARRAY_SIZE(msix_names) == PAGODA_MSIX_VECTORS,
 		       "one name per MSI-X vector");
-	if (cmdline_has("pci=nomsi")) {
+	if (pt_cmdline_has("pci=nomsi")) {
 		n = msi_irqs(bdf);
 		pt_check(n == 0, "pci=nomsi: %d MSI/MSI-X vectors (want 0)", n);
 		n = irq_lines("pagoda");

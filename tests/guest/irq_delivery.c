@@ -13,48 +13,12 @@
 
 #include "pagoda_test.h"
 
-static int cmdline_has(const char *word)
-{
-	char cmdline[4096];
-	int found = 0;
-	FILE *f;
-
-	f = fopen("/proc/cmdline", "r");
-	if (f) {
-		found = fgets(cmdline, sizeof(cmdline), f) && strstr(cmdline, word);
-		fclose(f);
-	}
-	return found;
-}
-
 /* Interrupts counted so far, over all CPUs, on the line named @name. */
 static long long irq_count(const char *name)
 {
-	char line[1024], *p, *end, *last;
-	long long total = -1;
-	FILE *f;
+	long long count;
 
-	f = fopen("/proc/interrupts", "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = 0;
-		last = strrchr(line, ' ');
-		if (!last || strcmp(last + 1, name))
-			continue;
-		p = strchr(line, ':');
-		total = 0;
-		while (p) {
-			long long n = strtoll(p + 1, &end, 10);
-
-			if (end == p + 1)
-				break;
-			total += n;
-			p = end;
-		}
-	}
-	fclose(f);
-	return total;
+	return pt_irq_lines(name, &count) == 1 ? count : -1;
 }
 
 static int kernel_log_has(const char *text)
@@ -83,7 +47,7 @@ static void sleep_ms(long ms)
 
 int main(void)
 {
-	const char *line = cmdline_has("pci=nomsi") ? "pagoda" : "pagoda-fault";
+	const char *line = pt_cmdline_has("pci=nomsi") ? "pagoda" : "pagoda-fault";
 	uint32_t eng = PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER);
 	volatile uint32_t *mmio;
 	long long before, after = -1;
@@ -93,7 +57,7 @@ int main(void)
 
 	if (!pt_check(!pt_find_pci(bdf, sizeof(bdf)), "Pagoda PCI device present"))
 		return pt_exit();
-	mmio = pt_map_mmio_rw(bdf);
+	mmio = pt_map_bar0(bdf, 1);
 	bar0_size = pt_bar_range(bdf, PAGODA_BAR_MMIO, &bar0);
 	if (!pt_check(mmio != NULL, "map BAR0 read-write: %s", mmio ? "done" : strerror(errno)) ||
 	    !pt_check(bar0_size == PAGODA_MMIO_SIZE, "BAR0 at 0x%llx, %llu bytes",

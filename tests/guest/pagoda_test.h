@@ -220,23 +220,31 @@ static inline uint64_t pt_bar_size(const char *bdf, int bar)
 }
 
 /*
- * Map BAR0 read-only through sysfs, to read registers by a route that does
- * not go through the driver. Needs iomem=relaxed on the kernel command line
- * while the driver owns the BAR (scripts/run-guest.sh passes it).
+ * Map BAR0 through sysfs, to reach registers by a route that does not go
+ * through the driver. Needs iomem=relaxed on the kernel command line while
+ * the driver owns the BAR (scripts/run-guest.sh passes it). Writable only
+ * for tests that make the device raise an interrupt behind the driver's
+ * back, on parts the driver does not use yet.
  */
-static inline volatile uint32_t *pt_map_mmio(const char *bdf)
+static inline volatile uint32_t *pt_map_bar0(const char *bdf, int writable)
 {
 	char path[PT_PATH_MAX];
 	void *map;
 	int fd;
 
 	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/resource%d", bdf, PAGODA_BAR_MMIO);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open(path, (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	map = mmap(NULL, PAGODA_MMIO_SIZE, PROT_READ, MAP_SHARED, fd, 0);
+	map = mmap(NULL, PAGODA_MMIO_SIZE, PROT_READ | (writable ? PROT_WRITE : 0),
+		   MAP_SHARED, fd, 0);
 	close(fd);
 	return map == MAP_FAILED ? NULL : map;
+}
+
+static inline volatile uint32_t *pt_map_mmio(const char *bdf)
+{
+	return pt_map_bar0(bdf, 0);
 }
 
 static inline uint32_t pt_reg(volatile uint32_t *mmio, uint32_t reg)
@@ -244,29 +252,55 @@ static inline uint32_t pt_reg(volatile uint32_t *mmio, uint32_t reg)
 	return mmio[reg / 4];
 }
 
-/*
- * Map BAR0 read-write through sysfs: only for tests that make the device
- * raise an interrupt behind the driver's back, on parts the driver does
- * not use yet.
- */
-static inline volatile uint32_t *pt_map_mmio_rw(const char *bdf)
-{
-	char path[PT_PATH_MAX];
-	void *map;
-	int fd;
-
-	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/resource%d", bdf, PAGODA_BAR_MMIO);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	map = mmap(NULL, PAGODA_MMIO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	return map == MAP_FAILED ? NULL : map;
-}
-
 static inline void pt_wreg(volatile uint32_t *mmio, uint32_t reg, uint32_t val)
 {
 	mmio[reg / 4] = val;
+}
+
+static inline int pt_cmdline_has(const char *word)
+{
+	char cmdline[4096];
+	int found = 0;
+	FILE *f;
+
+	f = fopen("/proc/cmdline", "r");
+	if (f) {
+		found = fgets(cmdline, sizeof(cmdline), f) && strstr(cmdline, word);
+		fclose(f);
+	}
+	return found;
+}
+
+/*
+ * The /proc/interrupts lines whose action name is exactly @name: how many
+ * there are, and the interrupts counted on them over all CPUs.
+ */
+static inline int pt_irq_lines(const char *name, long long *count)
+{
+	char line[1024], *p, *end, *last;
+	int lines = 0;
+	FILE *f;
+
+	*count = 0;
+	f = fopen("/proc/interrupts", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = 0;
+		last = strrchr(line, ' ');
+		if (!last || strcmp(last + 1, name))
+			continue;
+		lines++;
+		for (p = strchr(line, ':'); p; p = end) {
+			long long n = strtoll(p + 1, &end, 10);
+
+			if (end == p + 1)
+				break;
+			*count += n;
+		}
+	}
+	fclose(f);
+	return lines;
 }
 
 #endif /* PAGODA_TEST_H */
