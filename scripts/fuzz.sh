@@ -6,7 +6,8 @@
 # are read from guest memory that the fuzzer fills as the device reads it.
 # Each device configuration below is fuzzed for SECONDS, starting from the
 # seeds of scripts/fuzz-seeds.py (one submission per command kind) and from
-# the corpus of earlier runs. Everything is kept in $PAGODA_CACHE/fuzz:
+# the corpus of earlier runs; the corpus is then run once more with leak
+# checks. Everything is kept in $PAGODA_CACHE/fuzz:
 # corpus-CONFIG/ grows from run to run; findings/ holds crash-*, timeout-*,
 # leak-* and oom-* inputs; logs/ the libFuzzer output.
 #   usage: scripts/fuzz.sh [SECONDS]   (per configuration; default 600)
@@ -26,8 +27,8 @@ declare -A CONFIGS=(
 # An optional tool: it yields the CPUs to anything else that runs.
 renice -n 10 $$ >/dev/null
 
-# libFuzzer checks every input for leaks (leak-* findings).
-export ASAN_OPTIONS=detect_leaks=1:print_stacktrace=1
+# Leak checks slow fuzzing down tenfold: they run on the corpus afterwards.
+export ASAN_OPTIONS=detect_leaks=0:print_stacktrace=1
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
 
 packages() {
@@ -60,25 +61,37 @@ $QEMU_FEATURE_FLAGS --enable-fuzzing --enable-asan --enable-ubsan"
 	info "$BUILD/qemu-fuzz-x86_64 ready"
 }
 
-# fuzz_one NAME: fuzz configuration NAME for SECONDS_EACH seconds.
-fuzz_one() {
-	local name=$1 corpus=$FUZZ/corpus-$1 log=$FUZZ/logs/$1.log
-	step "fuzzing configuration $name for ${SECONDS_EACH}s: ${CONFIGS[$name]}"
-	mkdir -p "$corpus"
-	# -fork=1: a child process fuzzes, and the run goes on after a finding.
+# run_fuzzer NAME ARGS...: qemu-fuzz-x86_64 on configuration NAME.
+run_fuzzer() {
+	local name=$1; shift
 	(cd "$BUILD" &&
 	 QEMU_FUZZ_ARGS="-machine q35 -nodefaults -device pagoda,${CONFIGS[$name]}" \
 	 QEMU_FUZZ_OBJECTS=pagoda \
-	 ./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz -fork=1 -ignore_crashes=1 \
-		-ignore_timeouts=1 -ignore_ooms=1 -max_total_time="$SECONDS_EACH" \
-		-timeout=60 -rss_limit_mb=4096 -max_len=4096 -use_value_profile=1 \
-		-dict="$FUZZ/pagoda.dict" -artifact_prefix="$FUZZ/findings/$name-" \
-		"$corpus" "$FUZZ/seeds") >"$log" 2>&1 ||
+	 ./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz -timeout=60 \
+		-rss_limit_mb=4096 -artifact_prefix="$FUZZ/findings/$name-" "$@")
+}
+
+# fuzz_one NAME: fuzz configuration NAME for SECONDS_EACH seconds, then
+# run its corpus once more with leak checks.
+fuzz_one() {
+	local name=$1 corpus=$FUZZ/corpus-$1 log=$FUZZ/logs/$1.log last
+	step "fuzzing configuration $name for ${SECONDS_EACH}s: ${CONFIGS[$name]}"
+	mkdir -p "$corpus"
+	# -fork=1: a child process fuzzes, and the run goes on after a finding.
+	run_fuzzer "$name" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+		-ignore_ooms=1 -max_total_time="$SECONDS_EACH" -max_len=4096 \
+		-use_value_profile=1 -dict="$FUZZ/pagoda.dict" \
+		"$corpus" "$FUZZ/seeds" >"$log" 2>&1 ||
 		die "the fuzzer stopped (log: $log)" "read the end of the log"
-	local last
 	last=$(grep -E '^#[0-9]+: cov: ' "$log" | tail -n 1)
 	info "${last:-no statistics: see $log}"
 	info "corpus: $(ls "$corpus" | wc -l) inputs in $corpus"
+	info "leak check of the corpus (about a minute)"
+	# stops at the first leak, which it saves in findings/ as leak-*
+	ASAN_OPTIONS=detect_leaks=1:print_stacktrace=1 run_fuzzer "$name" \
+		-runs=0 -detect_leaks=1 "$corpus" "$FUZZ/seeds" \
+		>"$FUZZ/logs/$name-leaks.log" 2>&1 ||
+		info "the leak check stopped on a finding: see $FUZZ/logs/$name-leaks.log"
 }
 
 seeds() {
