@@ -3941,6 +3941,34 @@ static void test_mal_table_write_slices(void *obj, void *data,
 
 /* ---- Registration ------------------------------------------------------- */
 
+/*
+ * While the VM is stopped (e.g. for the last pass of a migration) the
+ * engines do not touch memory; they run what was submitted on resume.
+ */
+static void test_vm_stopped(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    QTestState *qts = d->dev.bus->qts;
+    PagodaCmds c;
+    uint64_t buf, fence;
+
+    pagoda_start(d, alloc);
+    buf = pagoda_alloc(d, PAGE, PAGE);
+    pagoda_cmds_init(&c);
+    pagoda_cmd_fill(&c, PAGODA_PADDR(PAGODA_SEG_SYSTEM, buf), 0x5a5a5a5a, PAGE);
+    qtest_qmp_assert_success(qts, "{'execute': 'stop'}");
+    fence = pagoda_submit(d, PAGODA_ENGINE_PAGING, PAGODA_PADDR(0, pagoda_cmds_upload(d, &c)),
+                          pagoda_cmds_bytes(&c), 0, 0);
+    g_usleep(50 * 1000);
+    g_assert_cmphex(pagoda_readq(d, buf), ==, 0);
+    g_assert_cmpuint(pagoda_rd64(d, PAGODA_REG_ENGINE(PAGODA_ENGINE_PAGING) +
+                                    PAGODA_ENG_FENCE_LO), <, fence);
+    qtest_qmp_assert_success(qts, "{'execute': 'cont'}");
+    g_assert_true(pagoda_wait_fence(d, PAGODA_ENGINE_PAGING, fence));
+    g_assert_cmphex(pagoda_readq(d, buf), ==, 0x5a5a5a5a5a5a5a5aull);
+    pagoda_cmds_free(&c);
+}
+
 static void register_pagoda_cp_tests(void)
 {
     static QOSGraphTestOptions seg_default_opts = {
@@ -4050,6 +4078,7 @@ static void register_pagoda_cp_tests(void)
     qos_add_test("cp-engine-reset-waiting", "pagoda",
                  test_engine_reset_waiting, NULL);
     qos_add_test("cp-adapter-reset", "pagoda", test_adapter_reset, &vram32);
+    qos_add_test("cp-vm-stopped", "pagoda", test_vm_stopped, NULL);
 
     qos_add_test("cp-ring-in-segments", "pagoda", test_ring_in_segments, NULL);
     qos_add_test("cp-mal-huge-sizes", "pagoda", test_mal_huge_sizes, &vram16);

@@ -421,6 +421,14 @@ static void cp_run(void *opaque)
     bool more = false, waiting = false;
     unsigned e;
 
+    /*
+     * A stopped VM (migration, pause) must not see its memory change: the
+     * engines resume when it runs again (cp_vm_state_change()).
+     */
+    if (!runstate_is_running()) {
+        return;
+    }
+
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
         more |= engine_run_slice(s, &s->engine[e]);
         waiting |= s->engine[e].waiting;
@@ -437,6 +445,13 @@ static void cp_run(void *opaque)
 static void cp_wait_timeout(void *opaque)
 {
     pagoda_cp_kick(opaque);
+}
+
+static void cp_vm_state_change(void *opaque, bool running, RunState state)
+{
+    if (running) {
+        pagoda_cp_kick(opaque);
+    }
 }
 
 /* ---- Registers ----------------------------------------------------------- */
@@ -588,6 +603,7 @@ void pagoda_cp_realize(PagodaState *s)
     s->cp_bh = qemu_bh_new_guarded(cp_run, s,
                                    &DEVICE(s)->mem_reentrancy_guard);
     s->cp_wait_timer = timer_new_ns(QEMU_CLOCK_REALTIME, cp_wait_timeout, s);
+    s->cp_vmstate = qemu_add_vm_change_state_handler(cp_vm_state_change, s);
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
         s->engine[e].id = e;
         s->engine[e].caps = caps[e];
@@ -600,6 +616,7 @@ void pagoda_cp_unrealize(PagodaState *s)
     unsigned e;
 
     pagoda_cp_reset(s);
+    qemu_del_vm_change_state_handler(s->cp_vmstate);
     qemu_bh_delete(s->cp_bh);
     timer_free(s->cp_wait_timer);
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {

@@ -19,6 +19,7 @@
 
 #include "hw/pci/pci_device.h"
 #include "qemu/timer.h"
+#include "system/runstate.h"
 #include "pagoda/pagoda_hw.h"
 
 #define TYPE_PAGODA "pagoda"
@@ -193,6 +194,7 @@ struct PagodaState {
     PagodaEngine engine[PAGODA_NUM_ENGINES];
     QEMUBH *cp_bh;
     QEMUTimer *cp_wait_timer;
+    VMChangeStateEntry *cp_vmstate;     /* pauses the engines with the VM */
     uint32_t irq_raised;            /* vectors already signalled */
 };
 
