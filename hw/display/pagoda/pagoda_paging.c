@@ -115,16 +115,15 @@ static PagodaCmdResult cmd_transfer(PagodaState *s, PagodaEngine *eng,
         flags & ~(PAGODA_TRANSFER_SRC_LIST | PAGODA_TRANSFER_DST_LIST)) {
         return bad(eng, f, "malformed TRANSFER");
     }
-    if (!eng->cmd_progress) {
-        if (flags & PAGODA_TRANSFER_SRC_LIST && !eng->src_list) {
-            err = load_list(s, src.addr, size, &eng->src_list, &eng->src_npages);
-        }
-        if (!err && flags & PAGODA_TRANSFER_DST_LIST && !eng->dst_list) {
-            err = load_list(s, dst.addr, size, &eng->dst_list, &eng->dst_npages);
-        }
-        if (err) {
-            return reject(eng, f, err, "bad page list");
-        }
+    /* lists are read once, by the first slice of the command */
+    if (flags & PAGODA_TRANSFER_SRC_LIST && !eng->src_list) {
+        err = load_list(s, src.addr, size, &eng->src_list, &eng->src_npages);
+    }
+    if (!err && flags & PAGODA_TRANSFER_DST_LIST && !eng->dst_list) {
+        err = load_list(s, dst.addr, size, &eng->dst_list, &eng->dst_npages);
+    }
+    if (err) {
+        return reject(eng, f, err, "bad page list");
     }
     if (flags & PAGODA_TRANSFER_SRC_LIST) {
         src.pages = eng->src_list;
