@@ -198,6 +198,7 @@ static struct pci_driver pagoda_pci_driver = {
 	.id_table	= pagoda_pci_ids,
 	.probe		= pagoda_probe,
 	.remove		= pagoda_remove,
+	.err_handler	= &pagoda_pci_err_handlers,
 };
 module_pci_driver(pagoda_pci_driver);
 

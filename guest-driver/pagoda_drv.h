@@ -21,6 +21,7 @@
 #include <pagoda/pagoda_hw.h>
 
 struct pagoda_device;
+struct pci_error_handlers;
 
 /**
  * struct pagoda_params - device description read once at probe
@@ -74,8 +75,10 @@ struct pagoda_irq {
  * interrupt handlers of different vectors may run at the same time on
  * different CPUs; each owns disjoint bits of the write-1-to-clear
  * PAGODA_REG_INT_STATUS, so they ack without a lock. PAGODA_REG_INT_ENABLE
- * is written only by pagoda_irq_init() and pagoda_irq_fini(); whoever adds
- * a runtime writer of it must add a spinlock here that covers it.
+ * is written by probe, remove and the PCI reset handlers
+ * (pagoda_reset.c), all of which the PCI core calls with the device lock
+ * held, so they never run at the same time; whoever adds a writer outside
+ * the device lock must add a spinlock here that covers it.
  */
 struct pagoda_device {
 	struct drm_device drm;
@@ -102,6 +105,10 @@ static inline void pagoda_write(struct pagoda_device *pgdev, u32 reg, u32 val)
 }
 
 int pagoda_irq_init(struct pagoda_device *pgdev);
+void pagoda_irq_enable(struct pagoda_device *pgdev);
+void pagoda_irq_disable(struct pagoda_device *pgdev);
 void pagoda_irq_fini(struct pagoda_device *pgdev);
+
+extern const struct pci_error_handlers pagoda_pci_err_handlers;
 
 #endif /* PAGODA_DRV_H */

@@ -78,7 +78,14 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 	struct pagoda_device *pgdev = vec->pgdev;
 	u32 status;
 
-	status = pagoda_read(pgdev, PAGODA_REG_INT_STATUS) & vec->sources;
+	status = pagoda_read(pgdev, PAGODA_REG_INT_STATUS);
+	/*
+	 * All ones: the function does not decode its BARs (a reset in
+	 * progress, or gone). A shared INTx line may still call us then.
+	 */
+	if (status == ~0u)
+		return IRQ_NONE;
+	status &= vec->sources;
 	/* Another vector's source, or another device on a shared INTx line. */
 	if (!status)
 		return IRQ_NONE;
@@ -143,7 +150,7 @@ int pagoda_irq_init(struct pagoda_device *pgdev)
 	}
 	pgdev->num_irqs = nvec;
 
-	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, PAGODA_INT_ALL);
+	pagoda_irq_enable(pgdev);
 	return 0;
 
 err_free_irqs:
@@ -151,6 +158,35 @@ err_free_irqs:
 		free_irq(pgdev->irqs[i].irq, &pgdev->irqs[i]);
 	pci_free_irq_vectors(pdev);
 	return ret;
+}
+
+/**
+ * pagoda_irq_enable - acknowledge stale causes and enable every source
+ * @pgdev: device whose vectors are requested
+ *
+ * Called once the handlers are in place: at probe, and after a reset that
+ * brought PAGODA_REG_INT_ENABLE back to its power-on value of 0.
+ */
+void pagoda_irq_enable(struct pagoda_device *pgdev)
+{
+	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_ALL);
+	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, PAGODA_INT_ALL);
+}
+
+/**
+ * pagoda_irq_disable - disable every source and wait for running handlers
+ * @pgdev: device whose vectors are requested
+ *
+ * On return no handler of the device runs, and none is started by the
+ * device until pagoda_irq_enable(). The vectors stay requested.
+ */
+void pagoda_irq_disable(struct pagoda_device *pgdev)
+{
+	unsigned int i;
+
+	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, 0);
+	for (i = 0; i < pgdev->num_irqs; i++)
+		synchronize_irq(pgdev->irqs[i].irq);
 }
 
 /**

@@ -5,20 +5,31 @@
 #     into /usr/bin, linked statically against libdrm;
 #   - the kernel modules pagoda.ko depends on, decompressed for busybox insmod;
 #   - busybox and /init (scripts/guest-init.sh).
-# Output: $GUEST_BUILD/initramfs.cpio.gz. Only what changed is rebuilt.
-#   usage: scripts/build-guest.sh
+# One image per guest kernel: "stock" (Debian's 6.12, the default) or
+# "debug" (scripts/debug-kernel.sh, which has DRM and its helpers built in).
+# Output: $GUEST_BUILD/initramfs-<kernel>.cpio.gz. Only what changed is
+# rebuilt.
+#   usage: scripts/build-guest.sh [--kernel stock|debug]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-STAGE=$GUEST_BUILD/initramfs
-IMAGE=$GUEST_BUILD/initramfs.cpio.gz
-MANIFEST=$GUEST_BUILD/initramfs.manifest
+KERNEL=stock
+if [ "${1:-}" = --kernel ]; then
+	KERNEL=${2:?--kernel needs stock or debug}
+fi
+check_kernel_flavour "$KERNEL"
+STAGE=$GUEST_BUILD/initramfs-$KERNEL
+IMAGE=$GUEST_BUILD/initramfs-$KERNEL.cpio.gz
+MANIFEST=$GUEST_BUILD/initramfs-$KERNEL.manifest
+# pagoda.ko is built from a copy of guest-driver/ per kernel, so that the
+# two builds do not overwrite each other's objects (and nothing is built in
+# the repository).
+MODULE_BUILD=$GUEST_BUILD/module-$KERNEL
 LOGS=$PAGODA_CACHE/logs
 DRIVER=$PAGODA_ROOT/guest-driver
 GUEST_CFLAGS="-static -O2 -std=gnu11 -Wall -Wextra -Werror"
 
-check_inputs() {
-	step "guest build inputs"
+check_stock_kernel() {
 	RELEASE=$(kernel_release)
 	{ [ -n "$RELEASE" ] && [ -f "$KERNEL_DIR/vmlinuz" ]; } ||
 		die "no guest kernel in $KERNEL_DIR" "run scripts/setup.sh, which downloads it"
@@ -27,6 +38,26 @@ check_inputs() {
 	[ -f "$KDIR/Makefile" ] || die "no kernel headers in $KDIR" "run scripts/setup.sh"
 	[ -f "$MODROOT/lib/modules/$RELEASE/modules.dep" ] ||
 		die "no modules.dep for $RELEASE in $MODROOT" "run scripts/setup.sh (it runs depmod)"
+	KMAKEFILE=$(kernel_makefile)
+	[ -f "$KMAKEFILE" ] || die "kernel Makefile $KMAKEFILE not found" \
+		"the headers in $KERNEL_DIR/headers are incomplete: remove $KERNEL_DIR and rerun scripts/setup.sh"
+}
+
+check_debug_kernel() {
+	KDIR=$DEBUG_KERNEL_BUILD
+	KMAKEFILE=$KDIR/Makefile
+	{ [ -f "$KDIR/arch/x86/boot/bzImage" ] && [ -f "$KDIR/Module.symvers" ]; } ||
+		die "no debug kernel in $KDIR" "run scripts/debug-kernel.sh, which builds it"
+	RELEASE=$(cat "$KDIR/include/config/kernel.release")
+}
+
+check_inputs() {
+	step "guest build inputs ($KERNEL kernel)"
+	if [ "$KERNEL" = stock ]; then
+		check_stock_kernel
+	else
+		check_debug_kernel
+	fi
 	{ [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } ||
 		die "/bin/busybox is missing or not static" "apt-get install busybox-static (scripts/setup.sh does)"
 	[ -f /usr/lib/x86_64-linux-gnu/libdrm.a ] ||
@@ -51,17 +82,34 @@ kernel_makefile() {
 	fi
 }
 
+# Mirror guest-driver/ into $MODULE_BUILD/guest-driver, next to a link to
+# the repository's include/ (Kbuild includes $(src)/../include). Unchanged
+# files keep their timestamps, so kbuild rebuilds only what changed.
+mirror_driver() {
+	local f rel
+	mkdir -p "$MODULE_BUILD/guest-driver"
+	ln -sfn "$PAGODA_ROOT/include" "$MODULE_BUILD/include"
+	for f in "$DRIVER"/Kbuild "$DRIVER"/Makefile "$DRIVER"/*.[ch]; do
+		rel=${f#"$DRIVER"/}
+		install_if_changed "$f" "$MODULE_BUILD/guest-driver/$rel" || true
+	done
+	# a source file removed from the repository leaves the build too
+	for f in "$MODULE_BUILD"/guest-driver/*.[ch]; do
+		[ -e "$f" ] || continue
+		[ -e "$DRIVER/${f##*/}" ] || rm -f "$f" "${f%.c}.o"
+	done
+}
+
 build_module() {
-	step "pagoda.ko (kbuild against the $RELEASE headers)"
-	local kmakefile
-	kmakefile=$(kernel_makefile)
-	[ -f "$kmakefile" ] || die "kernel Makefile $kmakefile not found" \
-		"the headers in $KERNEL_DIR/headers are incomplete: remove $KERNEL_DIR and rerun scripts/setup.sh"
-	run_logged "$LOGS/guest-module.log" \
-		make -C "$DRIVER" -j"$(nproc)" KDIR="$KDIR" KMAKEFILE="$kmakefile" modules
-	grep -E 'warning:|error:' "$LOGS/guest-module.log" >&2 &&
+	step "pagoda.ko (kbuild against $RELEASE)"
+	local log=$LOGS/guest-module-$KERNEL.log
+	mirror_driver
+	run_logged "$log" make -C "$MODULE_BUILD/guest-driver" -j"$(nproc)" \
+		KDIR="$KDIR" KMAKEFILE="$KMAKEFILE" modules
+	grep -E 'warning:|error:' "$log" >&2 &&
 		die "pagoda.ko built with warnings (shown above)" "fix them; the driver builds warning-free"
-	info "$DRIVER/pagoda.ko"
+	MODULE=$MODULE_BUILD/guest-driver/pagoda.ko
+	info "$MODULE"
 }
 
 # Programs are rebuilt when their source, a test helper or a shared header is newer.
@@ -105,7 +153,7 @@ stage() {
 # The modules pagoda.ko needs, in load order, as modprobe resolves them.
 module_chain() {
 	local deps dep line
-	deps=$(modinfo -F depends "$DRIVER/pagoda.ko" | tr , ' ')
+	deps=$(modinfo -F depends "$MODULE" | tr , ' ')
 	for dep in $deps; do
 		modprobe -d "$MODROOT" -S "$RELEASE" --show-depends "$dep" ||
 			die "modprobe cannot resolve $dep for $RELEASE" \
@@ -119,8 +167,14 @@ module_chain() {
 
 stage_modules() {
 	step "modules for pagoda.ko"
-	local chain ko name order=() tmp
-	chain=$(module_chain) || exit 1
+	local chain= ko name order=() tmp
+	# The debug kernel has DRM and its helpers built in.
+	if [ "$KERNEL" = stock ]; then
+		chain=$(module_chain) || exit 1
+	elif [ -n "$(modinfo -F depends "$MODULE")" ]; then
+		die "pagoda.ko needs modules the debug kernel does not build in: $(modinfo -F depends "$MODULE")" \
+			"select them in scripts/debug-kernel/Kconfig.pagoda"
+	fi
 	tmp=$(mktemp)
 	for ko in $chain; do
 		name=$(basename "$ko" .xz)
@@ -132,10 +186,10 @@ stage_modules() {
 		order+=("$name")
 	done
 	rm -f "$tmp"
-	stage "$DRIVER/pagoda.ko" modules/pagoda.ko
+	stage "$MODULE" modules/pagoda.ko
 	order+=(pagoda.ko)
-	printf '%s\n' "${order[@]}" >"$GUEST_BUILD/modules.order"
-	stage "$GUEST_BUILD/modules.order" modules/order
+	printf '%s\n' "${order[@]}" >"$MODULE_BUILD/modules.order"
+	stage "$MODULE_BUILD/modules.order" modules/order
 	info "load order: ${order[*]}"
 }
 

@@ -3,9 +3,13 @@
 # kernel file systems, loads the modules listed in /modules/order, runs the
 # programs named by pagoda_guest.run=A,B,... on the kernel command line and
 # prints one line per program for scripts/run-guest.sh:
-#   PAGODA-RESULT <name> PASS|FAIL <exit status>
+#   PAGODA-RESULT <name> PASS|FAIL|SKIP <exit status>
+# (exit status 77 means the program does not apply to this kernel: SKIP)
 # then powers off. A program fails too when the kernel reports a problem
-# (oops, BUG, WARN) while it runs.
+# while it runs: an oops, BUG or WARN, and under the debug kernel a KASAN,
+# KFENCE, lockdep, UBSAN, DEBUG_OBJECTS or DMA-API report. The debug
+# kernel's kmemleak is scanned after the last program; a leak it finds is
+# printed as "PAGODA-KERNEL: kmemleak ..." and fails the run.
 
 /bin/busybox mkdir -p /dev /proc /sys /tmp
 /bin/busybox mount -t devtmpfs devtmpfs /dev
@@ -26,6 +30,27 @@ bad_taint() {
 	echo $(( $(cat /proc/sys/kernel/tainted) & BAD_TAINT ))
 }
 
+# The first line of every kernel report; lockdep, KASAN, KFENCE and
+# atomic-sleep reports start with "WARNING:" or "BUG:". Not all of them
+# taint the kernel, so the log is searched too.
+REPORT='BUG:|WARNING:|Oops|general protection fault|UBSAN:|ODEBUG:|DMA-API:|list_(add|del) corruption|INFO: task .* blocked|detected stalls'
+# The kernel log is cleared before each program, so that what a program
+# caused stands alone (and a full log buffer cannot hide a new report).
+reports() {
+	dmesg | grep -cE "$REPORT"
+}
+# show_report: the kernel log from the first report on.
+show_report() {
+	dmesg | awk -v re="$REPORT" '$0 ~ re { n++ } n && shown < 150 { print; shown++ }'
+}
+
+KMEMLEAK=/sys/kernel/debug/kmemleak
+# Forget what boot left unreferenced: only leaks from here on are reported.
+if [ -w "$KMEMLEAK" ]; then
+	echo scan >"$KMEMLEAK"
+	echo clear >"$KMEMLEAK"
+fi
+
 for m in $(cat /modules/order); do
 	if ! insmod "/modules/$m"; then
 		echo "PAGODA-INIT: insmod $m failed; kernel log:"
@@ -33,8 +58,8 @@ for m in $(cat /modules/order); do
 	fi
 done
 dmesg | grep -E 'pagoda[ :]|\[drm\]' | sed 's/^/PAGODA-INIT: /'
-if [ "$(bad_taint)" != 0 ]; then
-	echo "PAGODA-KERNEL: tainted $(cat /proc/sys/kernel/tainted) after loading modules; kernel log:"
+if [ "$(bad_taint)" != 0 ] || [ "$(reports)" != 0 ]; then
+	echo "PAGODA-KERNEL: report or taint $(cat /proc/sys/kernel/tainted) after loading modules; kernel log:"
 	dmesg | tail -n 80
 fi
 
@@ -42,16 +67,36 @@ run=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^pagoda_guest\.run=//p')
 for p in $(echo "$run" | tr , ' '); do
 	echo "PAGODA-START $p"
 	before=$(bad_taint)
+	dmesg -c >/dev/null
 	"$p"
 	rc=$?
-	result=PASS
-	[ "$rc" = 0 ] || result=FAIL
-	if [ "$(bad_taint)" != "$before" ]; then
+	case $rc in
+	0) result=PASS ;;
+	77) result=SKIP ;;
+	*) result=FAIL ;;
+	esac
+	if [ "$(reports)" != 0 ]; then
+		echo "PAGODA-KERNEL: kernel report while $p ran:"
+		show_report
+		result=FAIL
+	elif [ "$(bad_taint)" != "$before" ]; then
 		echo "PAGODA-KERNEL: tainted $(cat /proc/sys/kernel/tainted) while $p ran; kernel log:"
 		dmesg | tail -n 80
 		result=FAIL
 	fi
 	echo "PAGODA-RESULT $p $result $rc"
 done
+
+# kmemleak reports only objects older than 5 s: wait, then scan.
+if [ -w "$KMEMLEAK" ]; then
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	if [ -s "$KMEMLEAK" ]; then
+		echo "PAGODA-KERNEL: kmemleak found unreferenced objects:"
+		head -n 200 "$KMEMLEAK"
+	else
+		echo "PAGODA-INIT: kmemleak: no leak"
+	fi
+fi
 echo "PAGODA-DONE"
 poweroff -f

@@ -15,6 +15,9 @@ QEMU_BUILD=$PAGODA_CACHE/qemu-build
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 QOS_TEST=$QEMU_BUILD/tests/qtest/qos-test
 KERNEL_DIR=$PAGODA_CACHE/kernel
+# The debug guest kernel of scripts/debug-kernel.sh: source and build.
+DEBUG_KERNEL_DIR=$PAGODA_CACHE/kernel-debug
+DEBUG_KERNEL_BUILD=$DEBUG_KERNEL_DIR/build
 # Guest artefacts are per checkout: each builds its own module and image.
 GUEST_BUILD=$PAGODA_CACHE/guest-build/$(printf %s "$PAGODA_ROOT" | md5sum | cut -c1-12)
 # Configure flags of the sanitizer and fuzzing builds, compilers aside: the
@@ -126,4 +129,13 @@ bundle_firmware() {
 
 kernel_release() {
 	cat "$KERNEL_DIR/release" 2>/dev/null
+}
+
+# check_kernel_flavour NAME: the guest kernels are "stock" (Debian's) and
+# "debug" (scripts/debug-kernel.sh).
+check_kernel_flavour() {
+	case $1 in
+	stock|debug) ;;
+	*) die "unknown kernel '$1'" "use --kernel stock or --kernel debug" ;;
+	esac
 }

@@ -2,43 +2,52 @@
 # Boot the guest kernel under QEMU with a Pagoda device and run guest
 # programs in it (tests from tests/guest/, tools from guest-driver/tools/).
 #
-#   scripts/run-guest.sh [--kvm] [--timeout SECONDS] [--device OPTS]
-#                        [--append KERNEL_ARGS] [PROGRAM...]
+#   scripts/run-guest.sh [--kvm] [--kernel stock|debug] [--timeout SECONDS]
+#                        [--device OPTS] [--append KERNEL_ARGS]
+#                        [--stress-seconds N] [PROGRAM...]
 #
 #   --kvm          use KVM instead of TCG (needs a working /dev/kvm)
-#   --timeout S    kill QEMU after S seconds (default 300); programs that
-#                  did not report count as failed
+#   --kernel K     stock: Debian's 6.12 (default); debug: the same 6.12 with
+#                  KASAN, lockdep, kmemleak, ... (built on first use)
+#   --timeout S    kill QEMU after S seconds (default 300, 900 with the
+#                  debug kernel); programs that did not report count as failed
 #   --device OPTS  properties of the device: -device pagoda,OPTS
 #   --append ARGS  extra kernel command line arguments (e.g. pci=nomsi)
+#   --stress-seconds N  how long the stress program runs (default 60)
 #   PROGRAM        name of a guest program; without any, every test in
 #                  tests/guest/ runs
 #
 # The image is brought up to date with scripts/build-guest.sh first. The
 # serial console is shown live and kept in $PAGODA_CACHE/logs/. The last
-# line is "N passed, M failed"; the exit status is 0 only when every
-# program passed and the kernel logged no oops, BUG or WARNING.
+# line is "N passed, M failed" (skipped programs, which do not apply to the
+# kernel, are listed but not counted); the exit status is 0 only when every
+# program passed and the kernel reported no problem (oops, BUG, WARNING,
+# and under the debug kernel KASAN, lockdep, UBSAN, DEBUG_OBJECTS, kmemleak).
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 # usage STATUS: print the synopsis above, to stderr unless asked for.
 usage() {
 	if [ "$1" = 0 ]; then
-		sed -n '5,14s/^# \{0,1\}//p' "$0"
+		sed -n '5,20s/^# \{0,1\}//p' "$0"
 	else
-		sed -n '5,14s/^# \{0,1\}//p' "$0" >&2
+		sed -n '5,20s/^# \{0,1\}//p' "$0" >&2
 	fi
 	exit "$1"
 }
 
 PAGODA_STEP=arguments
 ACCEL=tcg
-TIMEOUT=300
+KERNEL=stock
+TIMEOUT=
 DEVICE_OPTS=
 APPEND=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kvm) ACCEL=kvm ;;
+	--kernel) KERNEL=${2:?--kernel needs stock or debug}; shift ;;
 	--timeout) TIMEOUT=${2:?--timeout needs a value}; shift ;;
+	--stress-seconds) APPEND+=" pagoda_guest.stress_seconds=${2:?--stress-seconds needs a value}"; shift ;;
 	--device) DEVICE_OPTS=${2:?--device needs a value}; shift ;;
 	--append) APPEND=${2:?--append needs a value}; shift ;;
 	-h|--help) usage 0 ;;
@@ -48,13 +57,25 @@ while [ $# -gt 0 ]; do
 	esac
 	shift
 done
+check_kernel_flavour "$KERNEL"
+if [ -z "$TIMEOUT" ]; then
+	TIMEOUT=300
+	[ "$KERNEL" = stock ] || TIMEOUT=900
+fi
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds, not '$TIMEOUT'"
 [[ $DEVICE_OPTS != *[[:space:]]* ]] || die "--device options must not contain spaces"
+APPEND=${APPEND# }
 
-"$PAGODA_ROOT/scripts/build-guest.sh"
+if [ "$KERNEL" = debug ]; then
+	"$PAGODA_ROOT/scripts/debug-kernel.sh"
+	VMLINUZ=$DEBUG_KERNEL_BUILD/arch/x86/boot/bzImage
+else
+	VMLINUZ=$KERNEL_DIR/vmlinuz
+fi
+"$PAGODA_ROOT/scripts/build-guest.sh" --kernel "$KERNEL"
 
-STAGE=$GUEST_BUILD/initramfs
-IMAGE=$GUEST_BUILD/initramfs.cpio.gz
+STAGE=$GUEST_BUILD/initramfs-$KERNEL
+IMAGE=$GUEST_BUILD/initramfs-$KERNEL.cpio.gz
 
 step "guest run"
 known=()
@@ -88,7 +109,7 @@ CMDLINE="console=ttyS0 quiet panic=-1 iomem=relaxed pagoda_guest.run=$(IFS=,; ec
 mkdir -p "$PAGODA_CACHE/logs"
 LOG=$PAGODA_CACHE/logs/guest-$(date +%Y%m%d-%H%M%S)-$$.log
 info "programs: $*"
-info "accel $ACCEL, timeout ${TIMEOUT}s, device pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}"
+info "$KERNEL kernel, accel $ACCEL, timeout ${TIMEOUT}s, device pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}"
 info "log: $LOG"
 [ -z "${PAGODA_QEMU_ARGS:-}" ] || info "extra QEMU arguments: $PAGODA_QEMU_ARGS"
 
@@ -97,7 +118,7 @@ set +e
 timeout -k 5 "$TIMEOUT" "$QEMU_BIN" \
 	-machine q35 -accel "$ACCEL" -cpu "$CPU" -m 1G -smp 2 \
 	-nodefaults -serial stdio -display none -no-reboot \
-	-kernel "$KERNEL_DIR/vmlinuz" -initrd "$IMAGE" -append "$CMDLINE" \
+	-kernel "$VMLINUZ" -initrd "$IMAGE" -append "$CMDLINE" \
 	-device "pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}" ${PAGODA_QEMU_ARGS:-} </dev/null 2>&1 |
 	sed -u 's/\r$//' | tee "$LOG"
 qemu_rc=${PIPESTATUS[0]}
@@ -127,18 +148,23 @@ for p in "$@"; do
 	if [ "$result" = PASS ]; then
 		info "PASS $p"
 		passed=$((passed + 1))
+	elif [ "$result" = SKIP ]; then
+		info "SKIP $p (does not apply to the $KERNEL kernel)"
 	else
 		info "FAIL $p (exit status $rc)"
 		failed=$((failed + 1))
 	fi
 done
 
-# A kernel problem fails the run even when every program passed.
-kernel=$(grep -E '^PAGODA-KERNEL:|Oops|BUG:|WARNING:|Kernel panic|general protection fault|Call Trace:' \
-	"$LOG" | head -n 5 || true)
-if [ -n "$kernel" ]; then
-	info "FAIL kernel log:"
-	printf '%s\n' "$kernel" | sed 's/^/        /'
+# A kernel problem fails the run even when every program passed: show
+# each report the guest printed (PAGODA-KERNEL: and what follows it), and
+# anything else that looks like one.
+REPORT='^PAGODA-KERNEL:|Oops|BUG:|WARNING:|Kernel panic|general protection fault|UBSAN:|ODEBUG:|DMA-API:|unreferenced object|INFO: task .* blocked|detected stalls'
+if grep -qE "$REPORT" "$LOG"; then
+	info "FAIL kernel report (full console: $LOG):"
+	awk -v re="$REPORT" '$0 ~ re && !shown { shown = 1 }
+		shown && /^PAGODA-(RESULT|START|DONE)/ { shown = 0; n = 0 }
+		shown && n++ < 60 { print "        " $0 }' "$LOG" | head -n 200
 	failed=$((failed + 1))
 fi
 

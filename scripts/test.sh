@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # The test command: installs and builds what is missing, then runs every
 # test: host unit tests, the device qtests and the guest tests (a Linux
-# guest with the Pagoda GPU running the programs of tests/guest/). Ends with
-# one summary line per kind and exits non-zero if anything failed.
+# guest with the Pagoda GPU running the programs of tests/guest/), once on
+# Debian's stock kernel and once on the debug kernel (KASAN, lockdep,
+# kmemleak, ...). Ends with one summary line per kind, then one line
+# "N passed, M failed" over all of them, and exits non-zero if anything
+# failed.
 #   usage: scripts/test.sh [--kvm]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -45,42 +48,53 @@ qtests() {
 	fi
 }
 
-# guest_boot LOG RUN-GUEST-ARGS...: one boot; adds its counts to the totals.
+# guest_boot KIND LOG RUN-GUEST-ARGS...: one boot; adds its counts to KIND.
 guest_boot() {
-	local log=$1 line; shift
+	local kind=$1 log=$2 line; shift 2
 	"$PAGODA_ROOT/scripts/run-guest.sh" "${GUEST_ARGS[@]}" "$@" 2>&1 | tee "$log" || true
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
 	if [ -z "$line" ]; then
-		FAILED[guest]=$(( ${FAILED[guest]} + 1 ))
+		FAILED[$kind]=$(( ${FAILED[$kind]} + 1 ))
 		return
 	fi
-	PASSED[guest]=$(( ${PASSED[guest]} + ${line%% passed*} ))
-	FAILED[guest]=$(( ${FAILED[guest]} + $(echo "$line" | sed 's/.*, \([0-9]*\) failed/\1/') ))
+	PASSED[$kind]=$(( ${PASSED[$kind]} + ${line%% passed*} ))
+	FAILED[$kind]=$(( ${FAILED[$kind]} + $(echo "$line" | sed 's/.*, \([0-9]*\) failed/\1/') ))
 }
 
-guest_tests() {
-	PASSED[guest]=0
-	FAILED[guest]=0
-	step "guest tests (Linux guest with the Pagoda GPU, MSI-X)"
-	guest_boot "$LOGS/guest-tests.log"
-	step "guest tests (interrupts through INTx: pci=nomsi)"
-	guest_boot "$LOGS/guest-tests-intx.log" --append pci=nomsi irq irq_delivery
+# Programs that exercise interrupt delivery, run again under INTx.
+INTX_PROGRAMS="irq irq_delivery pci_reset"
+
+# guest_lane KERNEL KIND: the whole guest suite on one kernel, then the
+# interrupt programs under INTx.
+guest_lane() {
+	local kernel=$1 kind=$2
+	PASSED[$kind]=0
+	FAILED[$kind]=0
+	step "guest tests, $kernel kernel (Linux guest with the Pagoda GPU, MSI-X)"
+	guest_boot "$kind" "$LOGS/guest-tests-$kernel.log" --kernel "$kernel"
+	step "guest tests, $kernel kernel (interrupts through INTx: pci=nomsi)"
+	guest_boot "$kind" "$LOGS/guest-tests-$kernel-intx.log" --kernel "$kernel" \
+		--append pci=nomsi $INTX_PROGRAMS
 }
 
 main() {
 	mkdir -p "$LOGS"
 	"$PAGODA_ROOT/scripts/setup.sh"
+	"$PAGODA_ROOT/scripts/debug-kernel.sh"
 	unit_tests
 	qtests
-	guest_tests
+	guest_lane stock guest
+	guest_lane debug guest-debug
 	echo
 	echo "==> summary"
-	local kind bad=0
-	for kind in unit qtest guest; do
-		printf '    %-7s %s passed, %s failed\n' "$kind" "${PASSED[$kind]}" "${FAILED[$kind]}"
-		[ "${FAILED[$kind]}" = 0 ] || bad=1
+	local kind passed=0 failed=0
+	for kind in unit qtest guest guest-debug; do
+		printf '    %-12s %s passed, %s failed\n' "$kind" "${PASSED[$kind]}" "${FAILED[$kind]}"
+		passed=$((passed + ${PASSED[$kind]}))
+		failed=$((failed + ${FAILED[$kind]}))
 	done
-	exit $bad
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
 }
 
 main

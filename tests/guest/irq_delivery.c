@@ -2,24 +2,13 @@
 /*
  * An interrupt raised by the device reaches the driver's handler, with
  * MSI-X (the fault vector) or, under pci=nomsi, INTx. The test makes the
- * render engine fetch a ring entry from the device's own BAR0, which the
- * device refuses (a DMA never targets its own BARs) with a BAD_RING_ENTRY
- * fault. The driver does not use the rings yet, so programming one from
- * here disturbs nothing. The handler must take the interrupt, drain the
- * fault queue, log the record and leave no interrupt pending.
+ * render engine fault on a ring entry it cannot fetch (pt_raise_fault_irq()).
+ * The handler must take the interrupt, drain the fault queue, log the
+ * record and leave no interrupt pending.
  */
 #include <sys/klog.h>
-#include <time.h>
 
 #include "pagoda_test.h"
-
-/* Interrupts counted so far, over all CPUs, on the line named @name. */
-static long long irq_count(const char *name)
-{
-	long long count;
-
-	return pt_irq_lines(name, &count) == 1 ? count : -1;
-}
 
 static int kernel_log_has(const char *text)
 {
@@ -38,21 +27,14 @@ static int kernel_log_has(const char *text)
 	return found;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
-
-	nanosleep(&ts, NULL);
-}
-
 int main(void)
 {
 	const char *line = pt_cmdline_has("pci=nomsi") ? "pagoda" : "pagoda-fault";
 	uint32_t eng = PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER);
 	volatile uint32_t *mmio;
-	long long before, after = -1;
 	char bdf[PT_NAME_MAX];
 	uint64_t bar0 = 0, bar0_size;
+	long long before;
 	int waited;
 
 	if (!pt_check(!pt_find_pci(bdf, sizeof(bdf)), "Pagoda PCI device present"))
@@ -64,27 +46,14 @@ int main(void)
 		      (unsigned long long)bar0, (unsigned long long)bar0_size))
 		return pt_exit();
 
-	before = irq_count(line);
+	before = pt_irq_count(line);
 	pt_check(before >= 0, "\"%s\" in /proc/interrupts: %lld so far", line, before);
 	pt_check(!(pt_reg(mmio, PAGODA_ENG_STATUS + eng) & PAGODA_ENG_STATUS_BUSY),
 		 "render engine idle");
 
-	/* a two-entry ring at the device's own registers; run entry 0 */
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_SIZE, 0);
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_BASE_LO, (uint32_t)bar0);
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_BASE_HI, (uint32_t)(bar0 >> 32));
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_SIZE, 2);
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_TAIL, 1);
-	pt_wreg(mmio, eng + PAGODA_ENG_DOORBELL, 1);
-
-	for (waited = 0; waited < 2000; waited += 10) {
-		after = irq_count(line);
-		if (after > before && !pt_reg(mmio, PAGODA_REG_FAULT_COUNT))
-			break;
-		sleep_ms(10);
-	}
-	pt_check(after > before, "interrupt delivered on \"%s\": %lld -> %lld (%d ms)",
-		 line, before, after, waited);
+	waited = pt_raise_fault_irq(mmio, bar0, line);
+	pt_check(waited >= 0, "interrupt delivered on \"%s\": %lld -> %lld (%d ms)",
+		 line, before, pt_irq_count(line), waited);
 	pt_check(pt_reg(mmio, eng + PAGODA_ENG_RING_HEAD) == 1,
 		 "the engine retired the bad entry (HEAD %u)",
 		 pt_reg(mmio, eng + PAGODA_ENG_RING_HEAD));
@@ -97,6 +66,6 @@ int main(void)
 	pt_check(kernel_log_has("GPU fault: code 7"),
 		 "the handler logged the BAD_RING_ENTRY record");
 
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_SIZE, 0);
+	pt_render_ring_off(mmio);
 	return pt_exit();
 }

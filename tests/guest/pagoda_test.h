@@ -21,6 +21,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <pagoda/pagoda_hw.h>
@@ -29,6 +31,7 @@
 /* Where scripts/build-guest.sh puts the driver module in the guest image. */
 #define PT_MODULE_PATH		"/modules/pagoda.ko"
 #define PT_PCI_DEVICES		"/sys/bus/pci/devices"
+#define PT_DRIVER_SYSFS		"/sys/bus/pci/drivers/pagoda"
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
 /* Sizes that hold any sysfs entry name, and a path with one or two of them. */
 #define PT_NAME_MAX		256
@@ -257,6 +260,43 @@ static inline void pt_wreg(volatile uint32_t *mmio, uint32_t reg, uint32_t val)
 	mmio[reg / 4] = val;
 }
 
+/* Write @text to the (sysfs) file @path; returns 0 or a negative errno. */
+static inline int pt_write_file(const char *path, const char *text)
+{
+	int fd, ret = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static inline void pt_sleep_ms(long ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* Wait up to two seconds for @path to exist (@want 1) or to be gone (0). */
+static inline int pt_wait_path(const char *path, int want)
+{
+	struct stat st;
+	int i;
+
+	for (i = 0; i < 200; i++) {
+		int exists = !stat(path, &st);
+
+		if (exists == want)
+			return 1;
+		pt_sleep_ms(10);
+	}
+	return 0;
+}
+
 static inline int pt_cmdline_has(const char *word)
 {
 	char cmdline[4096];
@@ -269,6 +309,30 @@ static inline int pt_cmdline_has(const char *word)
 		fclose(f);
 	}
 	return found;
+}
+
+/*
+ * The value of "@key=value" on the kernel command line, as a number, or
+ * @fallback when the key is absent. Lets a run pass parameters to guest
+ * programs (scripts/run-guest.sh --append).
+ */
+static inline unsigned long long pt_cmdline_number(const char *key,
+						   unsigned long long fallback)
+{
+	char cmdline[4096], *p;
+	size_t len = strlen(key);
+	FILE *f;
+
+	f = fopen("/proc/cmdline", "r");
+	if (!f)
+		return fallback;
+	if (!fgets(cmdline, sizeof(cmdline), f))
+		cmdline[0] = 0;
+	fclose(f);
+	for (p = strtok(cmdline, " \n"); p; p = strtok(NULL, " \n"))
+		if (!strncmp(p, key, len) && p[len] == '=')
+			return strtoull(p + len + 1, NULL, 0);
+	return fallback;
 }
 
 /*
@@ -301,6 +365,52 @@ static inline int pt_irq_lines(const char *name, long long *count)
 	}
 	fclose(f);
 	return lines;
+}
+
+/* Interrupts counted so far on the line named @name, or -1 without one. */
+static inline long long pt_irq_count(const char *name)
+{
+	long long count;
+
+	return pt_irq_lines(name, &count) == 1 ? count : -1;
+}
+
+/*
+ * Make the device raise a fault interrupt behind the driver's back: the
+ * render engine fetches a ring entry from the device's own BAR0 (@bar0),
+ * which the device refuses with a BAD_RING_ENTRY fault. The driver does
+ * not use the rings yet, so programming one from here disturbs nothing.
+ * Waits up to two seconds for the interrupt count on @line to grow and the
+ * driver to drain the fault queue. Returns the milliseconds waited, or -1
+ * when no interrupt came. The ring stays programmed for the caller to
+ * inspect; pt_render_ring_off() turns it off.
+ */
+static inline int pt_raise_fault_irq(volatile uint32_t *mmio, uint64_t bar0,
+				     const char *line)
+{
+	uint32_t eng = PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER);
+	long long before = pt_irq_count(line);
+	int waited;
+
+	/* a two-entry ring at the device's own registers; run entry 0 */
+	pt_wreg(mmio, eng + PAGODA_ENG_RING_SIZE, 0);
+	pt_wreg(mmio, eng + PAGODA_ENG_RING_BASE_LO, (uint32_t)bar0);
+	pt_wreg(mmio, eng + PAGODA_ENG_RING_BASE_HI, (uint32_t)(bar0 >> 32));
+	pt_wreg(mmio, eng + PAGODA_ENG_RING_SIZE, 2);
+	pt_wreg(mmio, eng + PAGODA_ENG_RING_TAIL, 1);
+	pt_wreg(mmio, eng + PAGODA_ENG_DOORBELL, 1);
+
+	for (waited = 0; waited < 2000; waited += 10) {
+		if (pt_irq_count(line) > before && !pt_reg(mmio, PAGODA_REG_FAULT_COUNT))
+			break;
+		pt_sleep_ms(10);
+	}
+	return pt_irq_count(line) > before ? waited : -1;
+}
+
+static inline void pt_render_ring_off(volatile uint32_t *mmio)
+{
+	pt_wreg(mmio, PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER) + PAGODA_ENG_RING_SIZE, 0);
 }
 
 #endif /* PAGODA_TEST_H */

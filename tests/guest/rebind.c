@@ -7,50 +7,19 @@
  * as renderD128, which also shows that the previous DRM device was freed:
  * its minor would still be taken otherwise.
  */
-#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include "pagoda_test.h"
 
-#define DRIVER_SYSFS	"/sys/bus/pci/drivers/pagoda"
 #define NODE		"/dev/dri/renderD128"
 #define CYCLES		2
-
-static int write_file(const char *path, const char *text)
-{
-	int fd, ret = 0;
-
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* Wait up to two seconds for @path to exist (@want 1) or to be gone (0). */
-static int wait_path(const char *path, int want)
-{
-	struct stat st;
-	int i;
-
-	for (i = 0; i < 200; i++) {
-		int exists = !stat(path, &st);
-
-		if (exists == want)
-			return 1;
-		usleep(10000);
-	}
-	return 0;
-}
 
 static void check_bound(volatile uint32_t *mmio, const char *when)
 {
 	uint64_t value = 0;
 	int fd, ret;
 
-	if (!pt_check(wait_path(NODE, 1), "%s: %s is back", when, NODE))
+	if (!pt_check(pt_wait_path(NODE, 1), "%s: %s is back", when, NODE))
 		return;
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	if (!pt_check(fd >= 0, "%s: open %s: %s", when, NODE, fd >= 0 ? "done" : strerror(errno)))
@@ -68,9 +37,9 @@ static void check_unbound(const char *bdf, volatile uint32_t *mmio, const char *
 {
 	char path[PT_PATH_MAX];
 
-	pt_check(wait_path(NODE, 0), "%s: %s is gone", when, NODE);
+	pt_check(pt_wait_path(NODE, 0), "%s: %s is gone", when, NODE);
 	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/driver", bdf);
-	pt_check(wait_path(path, 0), "%s: %s has no driver", when, bdf);
+	pt_check(pt_wait_path(path, 0), "%s: %s has no driver", when, bdf);
 	pt_check(pt_reg(mmio, PAGODA_REG_INT_ENABLE) == 0,
 		 "%s: interrupts disabled (INT_ENABLE 0x%x)", when,
 		 pt_reg(mmio, PAGODA_REG_INT_ENABLE));
@@ -87,7 +56,7 @@ static void unbind_bind(const char *bdf, volatile uint32_t *mmio)
 	if (!pt_check(fd >= 0, "open %s before unbind", NODE))
 		return;
 
-	ret = write_file(DRIVER_SYSFS "/unbind", bdf);
+	ret = pt_write_file(PT_DRIVER_SYSFS "/unbind", bdf);
 	if (!pt_check(!ret, "unbind %s: %s", bdf, ret ? strerror(-ret) : "done")) {
 		close(fd);
 		return;
@@ -99,7 +68,7 @@ static void unbind_bind(const char *bdf, volatile uint32_t *mmio)
 	/* The last reference to the unplugged DRM device goes here. */
 	close(fd);
 
-	ret = write_file(DRIVER_SYSFS "/bind", bdf);
+	ret = pt_write_file(PT_DRIVER_SYSFS "/bind", bdf);
 	if (pt_check(!ret, "bind %s: %s", bdf, ret ? strerror(-ret) : "done"))
 		check_bound(mmio, "after bind");
 }

@@ -112,6 +112,70 @@ static void test_msix_fault_vector(void *obj, void *data, QGuestAllocator *alloc
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS) & PAGODA_INT_FAULT, !=, 0);
 }
 
+static void pm_set_state(QPagoda *d, uint8_t cap, uint16_t state)
+{
+    uint16_t csr = qpci_config_readw(&d->dev, cap + PCI_PM_CTRL);
+
+    qpci_config_writew(&d->dev, cap + PCI_PM_CTRL,
+                       (csr & ~PCI_PM_CTRL_STATE_MASK) | state);
+}
+
+/* The PM capability offers D3hot and a reset on the way back to D0. */
+static void test_pm_capability(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    uint8_t cap = qpci_find_capability(&d->dev, PCI_CAP_ID_PM, 0);
+
+    g_assert_cmpuint(cap, !=, 0);
+    g_assert_cmphex(qpci_config_readw(&d->dev, cap + PCI_PM_PMC) &
+                    (PCI_PM_CAP_D1 | PCI_PM_CAP_D2), ==, 0);
+    g_assert_cmphex(qpci_config_readw(&d->dev, cap + PCI_PM_CTRL) &
+                    (PCI_PM_CTRL_NO_SOFT_RESET | PCI_PM_CTRL_STATE_MASK), ==, 0);
+    pm_set_state(d, cap, 3);
+    g_assert_cmphex(qpci_config_readw(&d->dev, cap + PCI_PM_CTRL) &
+                    PCI_PM_CTRL_STATE_MASK, ==, 3);
+    /* D1 is not offered: the state stays D3hot */
+    pm_set_state(d, cap, 1);
+    g_assert_cmphex(qpci_config_readw(&d->dev, cap + PCI_PM_CTRL) &
+                    PCI_PM_CTRL_STATE_MASK, ==, 3);
+}
+
+/*
+ * D3hot -> D0 is a function reset: registers and configuration space are
+ * back at their power-on values (what Linux's "pm" reset method relies on).
+ */
+static void test_pm_reset(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    uint8_t cap = qpci_find_capability(&d->dev, PCI_CAP_ID_PM, 0);
+    uint32_t bar0;
+
+    pagoda_start(d, alloc);
+    pagoda_wr(d, PAGODA_REG_SCRATCH, 0x5a5a1234);
+    pagoda_wr(d, PAGODA_REG_INT_ENABLE, PAGODA_INT_ALL);
+    bar0 = qpci_config_readl(&d->dev, PCI_BASE_ADDRESS_0);
+    g_assert_cmphex(bar0, !=, 0);
+
+    /* D0 -> D0 changes nothing */
+    pm_set_state(d, cap, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_SCRATCH), ==, 0x5a5a1234);
+
+    pm_set_state(d, cap, 3);
+    pm_set_state(d, cap, 0);
+    g_assert_cmphex(qpci_config_readl(&d->dev, PCI_BASE_ADDRESS_0), ==, 0);
+    g_assert_cmphex(qpci_config_readw(&d->dev, PCI_COMMAND) &
+                    (PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER), ==, 0);
+
+    /* what the OS does after the reset: restore the BAR and decoding */
+    qpci_config_writel(&d->dev, PCI_BASE_ADDRESS_0, bar0);
+    qpci_device_enable(&d->dev);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_ID), ==, PAGODA_ID);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_SCRATCH), ==, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_ENABLE), ==, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_ENG_RING_SIZE +
+                              PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER)), ==, 0);
+}
+
 /* Start QEMU with a pagoda of bad @props and expect a clear error. */
 static void check_rejected(const char *props, const char *message)
 {
@@ -171,6 +235,8 @@ static void register_pagoda_tests(void)
     qos_add_test("vram-bar", "pagoda", test_vram_bar, NULL);
     qos_add_test("msix", "pagoda", test_msix, NULL);
     qos_add_test("msix-fault-vector", "pagoda", test_msix_fault_vector, NULL);
+    qos_add_test("pm-capability", "pagoda", test_pm_capability, NULL);
+    qos_add_test("pm-reset", "pagoda", test_pm_reset, NULL);
     if (g_getenv("QTEST_QEMU_BINARY")) {
         qtest_add_func("/pagoda/bad-properties", test_bad_properties);
         qtest_add_func("/pagoda/failed-hotplug", test_failed_hotplug);

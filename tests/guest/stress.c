@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Hammers the driver from several processes at once for a bounded time,
+ * while a controller unbinds and rebinds the device and resets the PCI
+ * function under them: every operation the driver offers, in random order,
+ * from every process, with files open and work in flight during each
+ * disturbance.
+ *
+ * Operations: open and close the render node, query every parameter (the
+ * value must not change), duplicate a file and use it from a forked child,
+ * mmap offsets that name no object (refused), close unknown GEM handles
+ * (refused). While the device is away a call on an open file fails with
+ * ENODEV and the worker reopens the node once it is back; any other
+ * failure fails the test. Each worker must work again after the last
+ * disturbance. Counts of operations and disturbances are printed.
+ *
+ *   stress [-p PROCESSES] [-t SECONDS] [-f] [-q]
+ *     -p  worker processes (default 8)
+ *     -t  duration (default 60, or pagoda_guest.stress_seconds=N on the
+ *         kernel command line: scripts/run-guest.sh --stress-seconds N)
+ *     -f  fault injection is on (fault_inject runs it so): ENOMEM is an
+ *         accepted result and a failed bind is retried
+ *     -q  no unbind or reset
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "pagoda_test.h"
+
+#define MAX_WORKERS	64
+
+enum op {
+	OP_OPEN_CLOSE,
+	OP_GET_PARAM,
+	OP_FORK_DUP,
+	OP_MMAP_NOTHING,
+	OP_GEM_CLOSE_UNKNOWN,
+	NUM_OPS
+};
+
+static const char *const op_names[NUM_OPS] = {
+	"open/close", "get-param", "fork+dup", "mmap-nothing", "gem-close-unknown",
+};
+
+struct worker_stats {
+	unsigned long ops[NUM_OPS];
+	unsigned long unplugged;	/* calls that met a device away */
+	unsigned long injected;		/* ENOMEM under fault injection */
+	unsigned long ok_after_last;	/* successful calls after the last disturbance */
+	unsigned long failures;
+};
+
+/* Shared between the controller and the workers (MAP_SHARED). */
+struct shared {
+	volatile int stop;
+	volatile unsigned int disturbances;	/* finished disturbances */
+	uint64_t params[DRM_PAGODA_PARAM_PCI_DEVICE + 1];
+	struct worker_stats w[MAX_WORKERS];
+};
+
+static struct shared *sh;
+static char bdf[PT_NAME_MAX];
+static int fault_injection;
+static uint64_t rng;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng >> 12;
+	rng ^= rng << 25;
+	rng ^= rng >> 27;
+	return rng * 0x2545f4914f6cdd1dull;
+}
+
+/* Open the render node if the device is there; -1 otherwise. */
+static int open_node(void)
+{
+	char node[PT_PATH_MAX];
+
+	if (pt_render_node(bdf, node, sizeof(node)))
+		return -1;
+	return open(node, O_RDWR | O_CLOEXEC);
+}
+
+static int get_params(int fd)
+{
+	uint64_t value = 0;
+	uint32_t p;
+	int ret;
+
+	for (p = 0; p <= DRM_PAGODA_PARAM_PCI_DEVICE; p++) {
+		ret = pt_get_param(fd, p, &value);
+		if (ret)
+			return ret;
+		if (value != sh->params[p]) {
+			pt_fail("parameter %u changed: 0x%llx, was 0x%llx", p,
+				(unsigned long long)value, (unsigned long long)sh->params[p]);
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* The child uses a duplicate of the parent's file, then both go on. */
+static int fork_dup(int fd)
+{
+	int dup_fd = dup(fd), status, ret;
+	pid_t pid;
+
+	if (dup_fd < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(dup_fd);
+		return -errno;
+	}
+	if (!pid) {
+		ret = get_params(dup_fd);
+		_exit(ret ? -ret : 0);
+	}
+	close(dup_fd);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+static int mmap_nothing(int fd)
+{
+	off_t offset = (off_t)(rnd() % 4096) << 12;
+	void *map;
+
+	map = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset);
+	if (map != MAP_FAILED) {
+		munmap(map, 4096);
+		pt_fail("mmap of offset 0x%llx that names no object succeeded",
+			(unsigned long long)offset);
+		return -EBADMSG;
+	}
+	/* no object at that offset; ENODEV once unplugged */
+	return errno == EINVAL || errno == EACCES ? 0 : -errno;
+}
+
+static int gem_close_unknown(int fd)
+{
+	struct drm_gem_close args = { .handle = 1 + rnd() % 1000 };
+
+	if (!ioctl(fd, DRM_IOCTL_GEM_CLOSE, &args)) {
+		pt_fail("GEM_CLOSE of handle %u that was never created succeeded", args.handle);
+		return -EBADMSG;
+	}
+	return errno == EINVAL ? 0 : -errno;
+}
+
+/* Returns 0 or a negative errno; *fd is closed and set to -1 on ENODEV. */
+static int run_op(enum op op, int *fd)
+{
+	switch (op) {
+	case OP_OPEN_CLOSE: {
+		int other = open_node();
+
+		if (other < 0)
+			return -ENODEV;
+		close(other);
+		return 0;
+	}
+	case OP_GET_PARAM:
+		return get_params(*fd);
+	case OP_FORK_DUP:
+		return fork_dup(*fd);
+	case OP_MMAP_NOTHING:
+		return mmap_nothing(*fd);
+	case OP_GEM_CLOSE_UNKNOWN:
+		return gem_close_unknown(*fd);
+	default:
+		return -EINVAL;
+	}
+}
+
+static void worker(int id)
+{
+	struct worker_stats *st = &sh->w[id];
+	unsigned int seen = 0;
+	int fd = -1, ret;
+
+	rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull | 1;
+	while (!sh->stop) {
+		enum op op = rnd() % NUM_OPS;
+
+		if (seen != sh->disturbances) {
+			seen = sh->disturbances;
+			st->ok_after_last = 0;
+		}
+		if (fd < 0) {
+			fd = open_node();
+			if (fd < 0) {
+				st->unplugged++;
+				pt_sleep_ms(5);
+				continue;
+			}
+		}
+		ret = run_op(op, &fd);
+		if (!ret) {
+			st->ops[op]++;
+			st->ok_after_last++;
+		} else if (ret == -ENODEV) {
+			st->unplugged++;
+			close(fd);
+			fd = -1;
+		} else if (ret == -ENOMEM && fault_injection) {
+			st->injected++;
+		} else {
+			st->failures++;
+			if (ret != -EBADMSG)
+				pt_fail("worker %d: %s: %s", id, op_names[op], strerror(-ret));
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	_exit(0);
+}
+
+static int bind_device(void)
+{
+	int tries, ret = 0;
+
+	for (tries = 0; tries < 100; tries++) {
+		ret = pt_write_file(PT_DRIVER_SYSFS "/bind", bdf);
+		if (!ret || !fault_injection)
+			break;
+	}
+	return ret;
+}
+
+static void unbind_bind(void)
+{
+	int ret;
+
+	ret = pt_write_file(PT_DRIVER_SYSFS "/unbind", bdf);
+	if (!pt_check(!ret, "unbind with files open: %s",
+		      ret ? strerror(-ret) : "done"))
+		return;
+	pt_sleep_ms(200);
+	ret = bind_device();
+	pt_check(!ret, "bind again: %s", ret ? strerror(-ret) : "done");
+}
+
+static void reset_function(void)
+{
+	char path[PT_PATH_MAX];
+	int ret;
+
+	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/reset", bdf);
+	ret = pt_write_file(path, "1");
+	pt_check(!ret, "PCI function reset under load: %s", ret ? strerror(-ret) : "done");
+}
+
+static void controller(unsigned int seconds, int quiet)
+{
+	/* the disturbances, evenly spread over the first 3/4 of the run */
+	static void (*const disturb[])(void) = { unbind_bind, reset_function, unbind_bind };
+	unsigned int n = quiet ? 0 : ARRAY_SIZE(disturb), i;
+	long slice = seconds * 1000L * 3 / 4 / (n + 1);
+
+	for (i = 0; i < n; i++) {
+		pt_sleep_ms(slice);
+		disturb[i]();
+		sh->disturbances++;
+	}
+	pt_sleep_ms(seconds * 1000L - slice * n);
+	sh->stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int seconds = pt_cmdline_number("pagoda_guest.stress_seconds", 60);
+	unsigned int procs = 8, i;
+	struct worker_stats total = { 0 };
+	pid_t pids[MAX_WORKERS];
+	int quiet = 0, fd, opt, status, idle = 0;
+
+	while ((opt = getopt(argc, argv, "p:t:fq")) != -1) {
+		switch (opt) {
+		case 'p': procs = strtoul(optarg, NULL, 0); break;
+		case 't': seconds = strtoul(optarg, NULL, 0); break;
+		case 'f': fault_injection = 1; break;
+		case 'q': quiet = 1; break;
+		default: return 2;
+		}
+	}
+	if (!procs || procs > MAX_WORKERS || !seconds)
+		return 2;
+	printf("%u processes for %u s%s%s\n", procs, seconds, quiet ? "" : ", with unbind/rebind and reset",
+	       fault_injection ? ", under fault injection" : "");
+
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (!pt_check(sh != MAP_FAILED, "shared state"))
+		return pt_exit();
+	fd = pt_open_render(bdf, sizeof(bdf));
+	if (fd < 0)
+		return pt_exit();
+	for (i = 0; i <= DRM_PAGODA_PARAM_PCI_DEVICE; i++)
+		if (!pt_check(!pt_get_param(fd, i, &sh->params[i]), "parameter %u", i))
+			return pt_exit();
+	close(fd);
+
+	for (i = 0; i < procs; i++) {
+		pids[i] = fork();
+		if (!pids[i])
+			worker(i);
+	}
+	controller(seconds, quiet);
+	for (i = 0; i < procs; i++) {
+		if (pids[i] < 0 || waitpid(pids[i], &status, 0) != pids[i] ||
+		    !WIFEXITED(status) || WEXITSTATUS(status)) {
+			pt_fail("worker %u did not finish cleanly", i);
+			continue;
+		}
+	}
+
+	for (i = 0; i < procs; i++) {
+		struct worker_stats *st = &sh->w[i];
+		int k;
+
+		for (k = 0; k < NUM_OPS; k++)
+			total.ops[k] += st->ops[k];
+		total.unplugged += st->unplugged;
+		total.injected += st->injected;
+		total.failures += st->failures;
+		idle += !st->ok_after_last;
+	}
+	for (i = 0; i < NUM_OPS; i++)
+		printf("  %-18s %lu\n", op_names[i], total.ops[i]);
+	printf("  calls on a device away: %lu, injected ENOMEM: %lu, disturbances: %u\n",
+	       total.unplugged, total.injected, sh->disturbances);
+	pt_check(!total.failures, "no unexpected result (%lu)", total.failures);
+	pt_check(!idle, "every worker worked after the last disturbance (%d did not)", idle);
+	fd = open_node();
+	pt_check(fd >= 0, "the device is bound at the end");
+	if (fd >= 0)
+		close(fd);
+	return pt_exit();
+}
