@@ -33,7 +33,7 @@ bad_taint() {
 # The first line of every kernel report; lockdep, KASAN, KFENCE and
 # atomic-sleep reports start with "WARNING:" or "BUG:". Not all of them
 # taint the kernel, so the log is searched too.
-REPORT='BUG:|WARNING:|Oops|general protection fault|UBSAN:|ODEBUG:|DMA-API:|list_(add|del) corruption|INFO: task .* blocked|detected stalls'
+REPORT='BUG:|WARNING:|Oops|general protection fault|UBSAN:|ODEBUG:|list_(add|del) corruption|INFO: task .* blocked|detected stalls'
 # The kernel log is cleared before each program, so that what a program
 # caused stands alone (and a full log buffer cannot hide a new report).
 reports() {
@@ -58,8 +58,11 @@ for m in $(cat /modules/order); do
 	fi
 done
 dmesg | grep -E 'pagoda[ :]|\[drm\]' | sed 's/^/PAGODA-INIT: /'
-if [ "$(bad_taint)" != 0 ] || [ "$(reports)" != 0 ]; then
-	echo "PAGODA-KERNEL: report or taint $(cat /proc/sys/kernel/tainted) after loading modules; kernel log:"
+if [ "$(reports)" != 0 ]; then
+	echo "PAGODA-KERNEL: kernel report during boot or module load:"
+	show_report
+elif [ "$(bad_taint)" != 0 ]; then
+	echo "PAGODA-KERNEL: tainted $(cat /proc/sys/kernel/tainted) after loading modules; kernel log:"
 	dmesg | tail -n 80
 fi
 

@@ -159,7 +159,7 @@ done
 # A kernel problem fails the run even when every program passed: show
 # each report the guest printed (PAGODA-KERNEL: and what follows it), and
 # anything else that looks like one.
-REPORT='^PAGODA-KERNEL:|Oops|BUG:|WARNING:|Kernel panic|general protection fault|UBSAN:|ODEBUG:|DMA-API:|unreferenced object|INFO: task .* blocked|detected stalls'
+REPORT='^PAGODA-KERNEL:|Oops|BUG:|WARNING:|Kernel panic|general protection fault|UBSAN:|ODEBUG:|unreferenced object|INFO: task .* blocked|detected stalls'
 if grep -qE "$REPORT" "$LOG"; then
 	info "FAIL kernel report (full console: $LOG):"
 	awk -v re="$REPORT" '$0 ~ re && !shown { shown = 1 }

@@ -16,6 +16,7 @@
 #include "libqos/qgraph.h"
 #include "libqos/fw_cfg.h"
 #include "libqos/pagoda.h"
+#include "hw/pci/pci_regs.h"
 #include "standard-headers/linux/qemu_fw_cfg.h"
 
 #define PG      PAGODA_ENGINE_PAGING
@@ -690,6 +691,32 @@ static void test_segment_bounds(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(qpci_io_readl(&d->dev, d->vram, sc->vram - 4), ==,
                     0x12345678);
 
+    /*
+     * A page table running past the end: the entry before it is written,
+     * the command faults as a write at its own address.
+     */
+    {
+        const uint64_t ptes[2] = {
+            PAGODA_PTE_MAKE(PAGODA_SEG_SYSTEM, 0x123000, PAGODA_PTE_VALID),
+            PAGODA_PTE_MAKE(PAGODA_SEG_SYSTEM, 0x456000, PAGODA_PTE_VALID),
+        };
+        uint64_t addr, fence;
+        PagodaFaultInfo f;
+
+        cmds(&c);
+        pagoda_cmd_update_pt(&c, 0, 0, VRAM(sc->vram - 8), 0, 2, ptes);
+        addr = pagoda_cmds_upload(d, &c);
+        fence = pagoda_submit(d, PG, SYS(addr), pagoda_cmds_bytes(&c), 0, 0);
+        pagoda_cmds_free(&c);
+        g_assert_true(pagoda_wait_fence(d, PG, fence));
+        f = expect_fault(d, PG, PAGODA_FAULT_OUT_OF_SEGMENT);
+        g_assert_cmphex(f.va, ==, SYS(addr));
+        g_assert_cmpuint(f.level, ==, 0xff);
+        g_assert_cmpuint(f.access, ==, PAGODA_ACCESS_WRITE);
+        g_assert_cmphex(qpci_io_readq(&d->dev, d->vram, sc->vram - 8), ==,
+                        ptes[0]);
+    }
+
     /* the GART covers at most the aperture segment */
     pagoda_wr64(d, PAGODA_REG_GART_BASE_LO, SYS(buf));
     pagoda_wr(d, PAGODA_REG_GART_ENTRIES, pages);
@@ -964,6 +991,45 @@ static void test_transfer_list_bad(void *obj, void *data,
     run_bad_command(d, PG, &c);
 }
 
+/*
+ * A fault on a page named by a list reports the physical address of that
+ * page, on either side; the pages before it have been copied.
+ */
+static void test_transfer_list_fault_va(void *obj, void *data,
+                                        QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    uint64_t src, dst, list, end;
+    PagodaFaultInfo f;
+    PagodaCmds c;
+
+    pagoda_start(d, alloc);
+    src = pagoda_alloc(d, 2 * PAGE, PAGE);
+    dst = pagoda_alloc(d, 2 * PAGE, PAGE);
+    end = VRAM(d->vram_bar_size);       /* the first byte past segment 1 */
+    pagoda_memset(d, src, 0x5a, 2 * PAGE);
+
+    list = write_list(d, (uint64_t[]){ SYS(dst), end }, 2);
+    cmds(&c);
+    pagoda_cmd_transfer(&c, PAGODA_TRANSFER_DST_LIST, SYS(src), SYS(list),
+                        2 * PAGE);
+    f = run_fault_at(d, PG, &c, 0, PAGODA_FAULT_OUT_OF_SEGMENT, end);
+    g_assert_cmpuint(f.access, ==, PAGODA_ACCESS_WRITE);
+    g_assert_cmphex(pagoda_readq(d, dst + PAGE - 8), ==,
+                    0x5a5a5a5a5a5a5a5aull);
+
+    pagoda_memset(d, dst, 0, 2 * PAGE);
+    list = write_list(d, (uint64_t[]){ SYS(src), end }, 2);
+    cmds(&c);
+    pagoda_cmd_transfer(&c, PAGODA_TRANSFER_SRC_LIST, SYS(list), SYS(dst),
+                        2 * PAGE);
+    f = run_fault_at(d, PG, &c, 0, PAGODA_FAULT_OUT_OF_SEGMENT, end);
+    g_assert_cmpuint(f.access, ==, PAGODA_ACCESS_READ);
+    g_assert_cmphex(pagoda_readq(d, dst + PAGE - 8), ==,
+                    0x5a5a5a5a5a5a5a5aull);
+    g_assert_cmphex(pagoda_readq(d, dst + PAGE), ==, 0);
+}
+
 /* Several list transfers in one buffer: each uses its own lists. */
 static void test_transfer_lists_one_buffer(void *obj, void *data,
                                            QGuestAllocator *alloc)
@@ -1159,6 +1225,43 @@ static void test_fill_large(void *obj, void *data, QGuestAllocator *alloc)
         cpu_read(e, VRAM(start + size), got, GUARD);
         assert_bytes(got, guard, GUARD, "after large FILL");
     }
+}
+
+/*
+ * Commands of size 0 complete without touching memory: addresses that
+ * would fault are not looked at, page lists are not read. CRC32 still
+ * writes its result, the CRC of nothing.
+ */
+static void test_zero_size(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    const uint64_t nowhere = PAGODA_PADDR(9, 0ull);
+    const uint16_t no_root = 5;
+    uint64_t result;
+    PagodaCmds c;
+
+    pagoda_start(d, alloc);
+    result = pagoda_alloc(d, PAGE, PAGE);
+    pagoda_writeq(d, result, ~0ull);
+
+    cmds(&c);
+    pagoda_cmd_transfer(&c, 0, nowhere, nowhere, 0);
+    pagoda_cmd_transfer(&c, PAGODA_TRANSFER_SRC_LIST |
+                        PAGODA_TRANSFER_DST_LIST, nowhere, nowhere, 0);
+    pagoda_cmd_fill(&c, nowhere, 0x12345678, 0);
+    pagoda_cmd_vtransfer(&c, 0, 0x1000, 0x2000, 0);
+    pagoda_cmd_vfill(&c, PAGODA_VIRTUAL_64K, 0, 0x12345678, 0);
+    run_ctx(d, PG, &c, no_root);
+    expect_no_fault(d);
+
+    cmds(&c);
+    pagoda_cmd_copy(&c, nowhere, nowhere, 0);
+    pagoda_cmd_fill32(&c, nowhere, 0x12345678, 0);
+    pagoda_cmd_write_imm(&c, nowhere, NULL, 0);
+    pagoda_cmd_crc32(&c, nowhere, 0, SYS(result));
+    run_ok(d, RE, &c);
+    g_assert_cmphex(qtest_readl(qts_of(d), result), ==, 0);
+    g_assert_cmphex(qtest_readl(qts_of(d), result + 4), ==, 0xffffffff);
 }
 
 /* ---- Paging: VIRTUAL_TRANSFER / VIRTUAL_FILL ---------------------------- */
@@ -1405,6 +1508,10 @@ static void set_cmd_flags(PagodaCmds *c, uint32_t flags)
     g_array_index(c->dw, uint32_t, 0) |= flags << 8;
 }
 
+/*
+ * Tables in system memory, VRAM and the aperture segment (written through
+ * the GART, to the system pages behind it).
+ */
 static void test_update_page_table(void *obj, void *data,
                                    QGuestAllocator *alloc)
 {
@@ -1412,6 +1519,7 @@ static void test_update_page_table(void *obj, void *data,
     QPagoda *d = e->d;
     const uint64_t where[] = {
         SYS(pagoda_alloc(d, PAGE, PAGE)), VRAM(5 * MiB),
+        env_window(e, PAGODA_SEG_APERTURE) + 2 * PAGE,
     };
     const uint64_t ptes[3] = {
         PAGODA_PTE_MAKE(PAGODA_SEG_SYSTEM, 0x123000, PAGODA_PTE_VALID),
@@ -2848,6 +2956,46 @@ static void test_int_fault_sticky(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, 0);
 }
 
+/*
+ * Faults beyond the queue's depth are counted in FAULT_LOST and still halt
+ * their context. Only an adapter reset clears the count.
+ */
+static void test_fault_lost(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    const unsigned n = PAGODA_FAULT_QUEUE_DEPTH + 2;
+    uint64_t buf, fence = 0;
+    PagodaCmds c;
+    uint32_t len;
+
+    pagoda_start(d, alloc);
+    cmds(&c);
+    pagoda_cmd_raw(&c, (uint32_t[]){ PAGODA_CMD_HEADER(0x7f, 0, 1) }, 1);
+    buf = upload(d, &c, &len);
+    for (unsigned i = 0; i < n; i++) {
+        fence = pagoda_submit(d, RE, buf, len, i, 0);
+    }
+    g_assert_true(pagoda_wait_fence(d, RE, fence));
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_FAULT_COUNT), ==,
+                     PAGODA_FAULT_QUEUE_DEPTH);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_FAULT_LOST), ==, 2);
+    pagoda_wr(d, PAGODA_REG_CTX_SELECT, n - 1);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_CTX_STATUS), ==,
+                    PAGODA_CTX_STATUS_HALTED);
+
+    pagoda_wr(d, PAGODA_REG_FAULT_LOST, 0);
+    for (unsigned i = 0; i < PAGODA_FAULT_QUEUE_DEPTH; i++) {
+        pagoda_wr(d, PAGODA_REG_FAULT_POP, 1);
+    }
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_FAULT_COUNT), ==, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS) & PAGODA_INT_FAULT,
+                    ==, 0);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_FAULT_LOST), ==, 2);
+
+    pagoda_wr(d, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_FAULT_LOST), ==, 0);
+}
+
 /* ---- Resets ------------------------------------------------------------- */
 
 static void test_engine_reset(void *obj, void *data, QGuestAllocator *alloc)
@@ -3307,7 +3455,11 @@ static unsigned own_bars(Env *e, OwnBar *bars)
     return 4;
 }
 
-/* A ring in the device's own BARs is not read: the entry is malformed. */
+/*
+ * A ring the device cannot read, in its own BARs or in system memory with
+ * bus mastering off: the entry is malformed. It faults at its slot, its
+ * fence is not written and it raises no engine interrupt.
+ */
 static void test_mal_ring_in_bars(void *obj, void *data, QGuestAllocator *alloc)
 {
     g_autofree Env *e = env_new(obj, alloc);
@@ -3346,6 +3498,34 @@ static void test_mal_ring_in_bars(void *obj, void *data, QGuestAllocator *alloc)
         }
     }
     g_assert_cmphex(qtest_readl(e->qts, mark), ==, 0);
+
+    /* bus mastering off: the libqos ring in system memory cannot be read */
+    {
+        uint16_t command = qpci_config_readw(&d->dev, PCI_COMMAND);
+        uint64_t done = pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_LO));
+        uint32_t head = pagoda_rd(d, ENG(RE, PAGODA_ENG_RING_HEAD));
+        PagodaFaultInfo f;
+
+        qpci_config_writew(&d->dev, PCI_COMMAND,
+                           command & ~PCI_COMMAND_MASTER);
+        pagoda_submit(d, RE, buf, len, 0, PAGODA_RING_FLAG_INTERRUPT);
+        g_assert_true(pagoda_wait_idle(d, RE));
+        g_assert_cmpuint(pagoda_rd(d, ENG(RE, PAGODA_ENG_RING_HEAD)), ==,
+                         head + 1);
+        g_assert_cmpuint(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_LO)), ==,
+                         done);
+        g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS) &
+                        PAGODA_INT_ENGINE(RE), ==, 0);
+        f = expect_fault(d, RE, PAGODA_FAULT_BAD_RING_ENTRY);
+        g_assert_cmphex(f.va, ==, SYS(d->ring_base[RE] +
+                                      head * PAGODA_RING_ENTRY_SIZE));
+        g_assert_cmphex(f.flags & PAGODA_FAULT_FLAG_FENCE_INVALID, !=, 0);
+        g_assert_cmpuint(f.fence, ==, 0);   /* nothing could be read */
+        g_assert_cmphex(f.context, ==, 0xffff);
+        qpci_config_writew(&d->dev, PCI_COMMAND, command);
+        g_assert_cmphex(qtest_readl(e->qts, mark), ==, 0);
+    }
+
     /* the same entry through the GPU's own address of VRAM runs */
     ring_program(d, RE, VRAM(0), 4);
     pagoda_wr(d, ENG(RE, PAGODA_ENG_RING_TAIL), 1);
@@ -3710,6 +3890,43 @@ static void test_mal_ring_entries(void *obj, void *data, QGuestAllocator *alloc)
     }
 }
 
+/*
+ * RING_SIZE above 65536 is refused like any other bad size: the ring keeps
+ * its size, HEAD and TAIL, and runs on. 65536 itself is taken.
+ */
+static void test_ring_size_too_large(void *obj, void *data,
+                                     QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    PagodaCmds c;
+
+    pagoda_start(d, alloc);
+    for (unsigned e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        cmds(&c);
+        pagoda_cmd_nop(&c, 1);
+        run_ok(d, e, &c);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==, 1);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_TAIL)), ==, 1);
+
+        pagoda_wr(d, ENG(e, PAGODA_ENG_RING_SIZE), 131072);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_SIZE)), ==,
+                         d->ring_size[e]);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==, 1);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_TAIL)), ==, 1);
+        cmds(&c);
+        pagoda_cmd_nop(&c, 1);
+        run_ok(d, e, &c);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==, 2);
+
+        pagoda_wr(d, ENG(e, PAGODA_ENG_RING_SIZE), 65536);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_SIZE)), ==,
+                         65536);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==, 0);
+        g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_TAIL)), ==, 0);
+        ring_restore(d, e);
+    }
+}
+
 /* Unknown, misplaced, truncated and mis-sized commands. */
 static void test_mal_commands(void *obj, void *data, QGuestAllocator *alloc)
 {
@@ -4020,12 +4237,15 @@ static void register_pagoda_cp_tests(void)
     qos_add_test("cp-transfer-lists", "pagoda", test_transfer_lists, NULL);
     qos_add_test("cp-transfer-list-bad", "pagoda", test_transfer_list_bad,
                  NULL);
+    qos_add_test("cp-transfer-list-fault-va", "pagoda",
+                 test_transfer_list_fault_va, NULL);
     qos_add_test("cp-transfer-list-large", "pagoda", test_transfer_list_large,
                  NULL);
     qos_add_test("cp-transfer-lists-one-buffer", "pagoda",
                  test_transfer_lists_one_buffer, NULL);
     qos_add_test("cp-fill", "pagoda", test_fill, NULL);
     qos_add_test("cp-fill-large", "pagoda", test_fill_large, NULL);
+    qos_add_test("cp-zero-size", "pagoda", test_zero_size, NULL);
     qos_add_test("cp-virtual-fill", "pagoda", test_virtual_fill, NULL);
     qos_add_test("cp-virtual-transfer", "pagoda", test_virtual_transfer, NULL);
     qos_add_test("cp-virtual-64k-misaligned", "pagoda",
@@ -4071,6 +4291,7 @@ static void register_pagoda_cp_tests(void)
     qos_add_test("cp-int-enable", "pagoda", test_int_enable, NULL);
     qos_add_test("cp-int-enable-msix", "pagoda", test_int_enable_msix, NULL);
     qos_add_test("cp-int-fault-sticky", "pagoda", test_int_fault_sticky, NULL);
+    qos_add_test("cp-fault-lost", "pagoda", test_fault_lost, NULL);
 
     qos_add_test("cp-engine-reset", "pagoda", test_engine_reset, NULL);
     qos_add_test("cp-engine-reset-paging", "pagoda", test_engine_reset_paging,
@@ -4091,6 +4312,8 @@ static void register_pagoda_cp_tests(void)
     qos_add_test("cp-mal-self-jump", "pagoda", test_mal_self_jump, NULL);
     qos_add_test("cp-mal-segment-ids", "pagoda", test_mal_segment_ids, NULL);
     qos_add_test("cp-mal-ring-entries", "pagoda", test_mal_ring_entries, NULL);
+    qos_add_test("cp-ring-size-too-large", "pagoda", test_ring_size_too_large,
+                 NULL);
     qos_add_test("cp-mal-commands", "pagoda", test_mal_commands, NULL);
     qos_add_test("cp-mal-registers", "pagoda", test_mal_registers, NULL);
     qos_add_test("cp-mal-table-write-slices", "pagoda",

@@ -566,7 +566,9 @@ static void test_va_bits(void *obj, void *arg, QGuestAllocator *alloc)
 
 /*
  * 64 KiB pages, both as 16 consecutive 4 KiB entries and as single entries
- * of 64 KiB leaf tables (level-1 PTE with LEAF64), read and written.
+ * of 64 KiB leaf tables (level-1 PTE with LEAF64), read and written. With
+ * VIRTUAL_64K, 64 KiB of VA may also be 16 scattered 4 KiB pages: the flag
+ * asks for alignment only.
  */
 static void test_pages_64k(void *obj, void *arg, QGuestAllocator *alloc)
 {
@@ -624,6 +626,28 @@ static void test_pages_64k(void *obj, void *arg, QGuestAllocator *alloc)
     }
     expect_bytes(d, vram(o64), want, size);
     expect_no_fault(d);
+
+    /* 16 scattered 4 KiB pages, in reverse order, under VIRTUAL_64K */
+    {
+        const uint64_t vs = 4 * GiB;
+        uint64_t pa[PAGE64 / PAGE];
+
+        for (i = 0; i < ARRAY_SIZE(pa); i++) {
+            pa[i] = sys_alloc(d, PAGE);     /* 64 KiB apart */
+        }
+        for (i = 0; i < ARRAY_SIZE(pa); i++) {
+            pagoda_vm_map(&vm, vs + i * PAGE, pa[ARRAY_SIZE(pa) - 1 - i],
+                          PAGE, PAGE, 0);
+        }
+        vfill(d, CTX_A, PAGODA_VIRTUAL_64K, vs, 0x600dcafe, PAGE64);
+        expect_no_fault(d);
+        for (i = 0; i < PAGE; i += 4) {
+            stl_le_p(want + i, 0x600dcafe);
+        }
+        for (i = 0; i < ARRAY_SIZE(pa); i++) {
+            expect_bytes(d, pa[i], want, PAGE);
+        }
+    }
 }
 
 /*
@@ -822,7 +846,9 @@ static uint64_t low_bit(uint64_t mask)
 /*
  * Invalid leaf entries: one without VALID in the middle of a transfer (the
  * VA of the first byte it stops at is recorded, nothing goes through the
- * entry), and valid ones with reserved or adapter bits set.
+ * entry), valid ones with reserved or adapter bits set, and a 2 MiB or
+ * 64 KiB page whose address is not aligned to its size (at the level of
+ * its entry).
  */
 static void test_fault_invalid_leaf(void *obj, void *arg, QGuestAllocator *alloc)
 {
@@ -863,6 +889,20 @@ static void test_fault_invalid_leaf(void *obj, void *arg, QGuestAllocator *alloc
         expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_INVALID_PTE,
                      va + 0x10, 0, PAGODA_ACCESS_READ, fence);
     }
+
+    va = 23 * GiB;
+    pagoda_vm_set_pte(&vm, va, 1, pte_to(vram(6 * MiB + PAGE64),
+                                         PAGODA_PTE_LARGE_PAGE));
+    fence = vcopy(d, CTX_A, 0, va + 0x40, vd, 8);
+    expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_INVALID_PTE,
+                 va + 0x40, 1, PAGODA_ACCESS_READ, fence);
+    va = 24 * GiB;
+    pagoda_vm_map(&vm, va, vram(32 * MiB), 2 * PAGE64, PAGE64, 0);
+    g_assert_true(pagoda_vm_get_pte(&vm, va, 1) & PAGODA_PTE_LEAF64);
+    pagoda_vm_set_pte(&vm, va + PAGE64, 0, pte_to(vram(32 * MiB + PAGE), 0));
+    fence = vfill(d, CTX_A, 0, va + PAGE64 + 0x20, 0, 4);
+    expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_INVALID_PTE,
+                 va + PAGE64 + 0x20, 0, PAGODA_ACCESS_WRITE, fence);
 
     /* resumed, the context runs again */
     vcopy(d, CTX_A, 0, vs, vd, 2 * PAGE);
@@ -914,24 +954,28 @@ static void test_fault_invalid_upper(void *obj, void *arg, QGuestAllocator *allo
 /*
  * Writes through read-only entries fault, on the paging engine (4 KiB page)
  * and on the render engine (2 MiB page); reads through them work.
+ * READ_ONLY on the entries above a page does not apply to it.
  */
 static void test_fault_read_only(void *obj, void *arg, QGuestAllocator *alloc)
 {
     QPagoda *d = obj;
     PagodaVM vm;
     const uint64_t vr = 30 * GiB, vw = 31 * GiB, l2m = 32 * GiB + 2 * MiB;
-    const uint64_t cmd = 33 * GiB, o2m = 8 * MiB;
+    const uint64_t cmd = 33 * GiB, o2m = 8 * MiB, vu = 34 * GiB;
     g_autofree uint8_t *p_data = NULL, *v_data = NULL;
-    uint64_t p_pa, w_pa, fence;
+    uint64_t p_pa, w_pa, u_pa, fence;
     PagodaCmds c;
+    uint32_t l;
 
     pagoda_start(d, alloc);
     pagoda_vm_init(&vm, d, CTX_A, full_root(d));
     p_pa = sys_alloc(d, PAGE);
     w_pa = sys_alloc(d, PAGE);
+    u_pa = sys_alloc(d, PAGE);
     p_data = put_pattern(d, p_pa, PAGE, 30);
     pagoda_vm_map(&vm, vr, p_pa, PAGE, PAGE, PAGODA_PTE_READ_ONLY);
     pagoda_vm_map(&vm, vw, w_pa, PAGE, PAGE, 0);
+    pagoda_vm_map(&vm, vu, u_pa, PAGE, PAGE, 0);
 
     vcopy(d, CTX_A, 0, vr, vw, PAGE);
     expect_bytes(d, w_pa, p_data, PAGE);
@@ -956,6 +1000,14 @@ static void test_fault_read_only(void *obj, void *arg, QGuestAllocator *alloc)
     render_run(d, &vm, &c, cmd + 16 * PAGE);
     expect_bytes(d, w_pa, v_data, PAGE);
     expect_no_fault(d);
+
+    for (l = 1; l < vm.levels; l++) {
+        pagoda_vm_set_pte(&vm, vu, l, pagoda_vm_get_pte(&vm, vu, l) |
+                                      PAGODA_PTE_READ_ONLY);
+    }
+    vfill(d, CTX_A, 0, vu, 0x11223344, 8);
+    expect_no_fault(d);
+    g_assert_cmphex(mem_readl(d, u_pa + 4), ==, 0x11223344);
 }
 
 /* Run @len bytes of commands already mapped at @va of @vm; the fence. */
@@ -974,7 +1026,8 @@ static uint64_t render_run_at(QPagoda *d, PagodaVM *vm, uint64_t va,
  * after it was read as data, which is allowed), the second page of a
  * buffer whose first page ran, a command straddling into a no-execute page
  * (the VA recorded is the first byte that could not be fetched), and the
- * target of a JUMP.
+ * target of a JUMP. NO_EXECUTE on the entries above a buffer does not
+ * apply to it.
  */
 static void test_fault_no_execute(void *obj, void *arg, QGuestAllocator *alloc)
 {
@@ -983,9 +1036,9 @@ static void test_fault_no_execute(void *obj, void *arg, QGuestAllocator *alloc)
     const uint64_t vt = 40 * GiB, cmd_x = 41 * GiB, cmd_nx = 42 * GiB;
     const uint64_t cmd_mixed = 43 * GiB, cmd_copy = 44 * GiB;
     const uint64_t cmd_straddle = 45 * GiB, cmd_jump = 46 * GiB;
-    const uint64_t cmd_target = 47 * GiB;
+    const uint64_t cmd_target = 47 * GiB, cmd_up = 48 * GiB;
     uint64_t t_pa, fence, pte;
-    uint32_t len, value;
+    uint32_t len, value, l;
     PagodaCmds c;
 
     pagoda_start(d, alloc);
@@ -1065,6 +1118,19 @@ static void test_fault_no_execute(void *obj, void *arg, QGuestAllocator *alloc)
                  cmd_target, 0, PAGODA_ACCESS_EXECUTE, fence);
     g_assert_cmphex(mem_readl(d, t_pa + 24), ==, 0);
     expect_no_fault(d);
+
+    pagoda_cmds_init(&c);
+    value = 0x88888888;
+    pagoda_cmd_write_imm(&c, vt + 28, &value, 1);
+    len = map_cmds(d, &vm, &c, cmd_up, 0);
+    pagoda_cmds_free(&c);
+    for (l = 1; l < vm.levels; l++) {
+        pagoda_vm_set_pte(&vm, cmd_up, l, pagoda_vm_get_pte(&vm, cmd_up, l) |
+                                          PAGODA_PTE_NO_EXECUTE);
+    }
+    render_run_at(d, &vm, cmd_up, len);
+    expect_no_fault(d);
+    g_assert_cmphex(mem_readl(d, t_pa + 28), ==, 0x88888888);
 }
 
 /*

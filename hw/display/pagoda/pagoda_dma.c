@@ -29,13 +29,26 @@ typedef struct PagodaPiece {
     bool zero;
 } PagodaPiece;
 
+/*
+ * Record a fault at byte @pos of @sp. The address reported is that of the
+ * byte in the span's own terms: the VA or physical address, or for a page
+ * list the physical address the list gives for it.
+ */
 static int span_fault(const PagodaSpan *sp, uint64_t pos, uint32_t code,
                       uint32_t access, PagodaFault *f)
 {
+    uint64_t page = pos / PAGODA_PAGE_SIZE;
+
     f->code = code;
     f->level = 0xff;
     f->access = access;
-    f->va = sp->pages ? 0 : sp->addr + pos;
+    if (!sp->pages) {
+        f->va = sp->addr + pos;
+    } else if (page < sp->npages) {
+        f->va = sp->pages[page] + pos % PAGODA_PAGE_SIZE;
+    } else {
+        f->va = 0;
+    }
     return code;
 }
 
