@@ -9,11 +9,12 @@
  *
  * Probe order: enable the PCI function, allocate the DRM device, map
  * BAR0, check PAGODA_REG_ID, read the description, reserve BAR2 (VRAM),
- * enable bus mastering, set up interrupts, register the DRM device.
- * Remove runs the reverse: unplug the DRM device so that no new ioctl
- * reaches the hardware, tear down interrupts, and let devres unmap the
- * BARs and disable the function. The DRM device itself is freed when its
- * last file is closed.
+ * enable bus mastering, set up interrupts, start the engines, set up the
+ * segments and TTM, register the DRM device. Remove runs the reverse:
+ * unplug the DRM device so that no new ioctl reaches the hardware, let the
+ * engines finish (or give up on them), tear down interrupts, and let
+ * devres unmap the BARs and disable the function. TTM and the allocations
+ * live until the DRM device is freed, when its last file is closed.
  */
 
 #include <linux/module.h>
@@ -23,6 +24,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_ioctl.h>
+#include <drm/drm_managed.h>
 #include <drm/drm_print.h>
 
 #include <uapi/drm/pagoda_drm.h>
@@ -82,12 +84,15 @@ static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
 
 static const struct drm_ioctl_desc pagoda_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(PAGODA_GET_PARAM, pagoda_ioctl_get_param, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_GEM_CREATE, pagoda_ioctl_gem_create, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_GEM_INFO, pagoda_ioctl_gem_info, DRM_RENDER_ALLOW),
 };
 
 DEFINE_DRM_GEM_FOPS(pagoda_drm_fops);
 
 static const struct drm_driver pagoda_drm_driver = {
 	.driver_features	= DRIVER_GEM | DRIVER_RENDER,
+	.gem_prime_import	= drm_gem_prime_import,
 	.ioctls			= pagoda_ioctls,
 	.num_ioctls		= ARRAY_SIZE(pagoda_ioctls),
 	.fops			= &pagoda_drm_fops,
@@ -113,6 +118,60 @@ static void pagoda_read_params(struct pagoda_device *pgdev, struct pci_dev *pdev
 	params->pci_device = pdev->device;
 }
 
+/* How long remove and reset wait for queued engine work. */
+#define PAGODA_IDLE_TIMEOUT	(5 * HZ)
+
+static void pagoda_engines_release(struct drm_device *drm, void *arg)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	unsigned int e;
+
+	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
+		pagoda_engine_fini(&pgdev->engine[e]);
+}
+
+/* Allocate both rings, then start them: a failure leaves no ring running. */
+static int pagoda_engines_init(struct pagoda_device *pgdev)
+{
+	unsigned int e;
+	int ret;
+
+	for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+		ret = pagoda_engine_init(pgdev, &pgdev->engine[e], e);
+		if (ret)
+			return ret;
+	}
+	ret = drmm_add_action_or_reset(&pgdev->drm, pagoda_engines_release, NULL);
+	if (ret)
+		return ret;
+	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
+		pagoda_engine_start(&pgdev->engine[e]);
+	return 0;
+}
+
+/**
+ * pagoda_engines_stop - let queued work finish, then stop every engine
+ * @pgdev: the device
+ * @error: set on the fences of jobs that did not finish in time
+ */
+void pagoda_engines_stop(struct pagoda_device *pgdev, int error)
+{
+	unsigned int e;
+
+	for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+		if (pagoda_engine_idle(&pgdev->engine[e], PAGODA_IDLE_TIMEOUT))
+			drm_err(&pgdev->drm, "%s engine did not finish its work\n",
+				pgdev->engine[e].name);
+		pagoda_engine_stop(&pgdev->engine[e], error);
+	}
+}
+
+/* Allocations outlive the PCI binding: TTM goes with the DRM device. */
+static void pagoda_ttm_release(struct drm_device *drm, void *arg)
+{
+	pagoda_ttm_fini(to_pagoda_device(drm));
+}
+
 static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct device *dev = &pdev->dev;
@@ -129,6 +188,7 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return PTR_ERR(pgdev);
 	pci_set_drvdata(pdev, pgdev);
 
+	init_rwsem(&pgdev->reset_lock);
 	pgdev->mmio = pcim_iomap_region(pdev, PAGODA_BAR_MMIO, DRIVER_NAME);
 	if (IS_ERR(pgdev->mmio))
 		return dev_err_probe(dev, PTR_ERR(pgdev->mmio), "cannot map BAR%d (registers)\n",
@@ -163,9 +223,19 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 
-	ret = drm_dev_register(&pgdev->drm, 0);
+	ret = pagoda_engines_init(pgdev);
 	if (ret)
 		goto err_irq_fini;
+	ret = pagoda_ttm_init(pgdev);
+	if (ret)
+		goto err_engines;
+	ret = drmm_add_action_or_reset(&pgdev->drm, pagoda_ttm_release, NULL);
+	if (ret)
+		goto err_engines;
+
+	ret = drm_dev_register(&pgdev->drm, 0);
+	if (ret)
+		goto err_engines;
 
 	drm_info(&pgdev->drm, "Pagoda revision %u.%u, %llu MiB VRAM at %pR, %u engines, %u contexts\n",
 		 pgdev->params.revision >> 16, pgdev->params.revision & 0xffff,
@@ -173,6 +243,8 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		 pgdev->params.num_engines, pgdev->params.num_contexts);
 	return 0;
 
+err_engines:
+	pagoda_engines_stop(pgdev, -ENODEV);
 err_irq_fini:
 	pagoda_irq_fini(pgdev);
 	return ret;
@@ -184,6 +256,13 @@ static void pagoda_remove(struct pci_dev *pdev)
 
 	/* New ioctls fail with ENODEV from here on; open files stay valid. */
 	drm_dev_unplug(&pgdev->drm);
+	pagoda_engines_stop(pgdev, -ENODEV);
+	/*
+	 * Allocations outlive the binding, but their system pages must not
+	 * stay mapped for a device the driver lets go of: their contents go
+	 * (CPU mappings get a dummy page after the unplug anyway).
+	 */
+	ttm_device_clear_dma_mappings(&pgdev->bdev);
 	pagoda_irq_fini(pgdev);
 }
 

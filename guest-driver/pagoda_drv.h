@@ -14,11 +14,20 @@
 
 #include <linux/io.h>
 #include <linux/ioport.h>
+#include <linux/rwsem.h>
 #include <linux/types.h>
 
 #include <drm/drm_device.h>
+#include <drm/ttm/ttm_device.h>
 
 #include <pagoda/pagoda_hw.h>
+
+#include "pagoda_bo.h"
+#include "pagoda_engine.h"
+#include "pagoda_vram_mgr.h"
+
+/* TTM memory type of segment 2, hidden VRAM (segment 1 is TTM_PL_VRAM). */
+#define PAGODA_PL_HIDDEN	TTM_PL_PRIV
 
 struct pagoda_device;
 struct pci_error_handlers;
@@ -40,6 +49,26 @@ struct pagoda_params {
 	u32 num_contexts;
 	u16 pci_vendor;
 	u16 pci_device;
+};
+
+/**
+ * struct pagoda_segment - one segment as the device describes it
+ * @id: PAGODA_SEG_*
+ * @kind: PAGODA_SEG_KIND_*
+ * @flags: PAGODA_SEG_FLAG_*
+ * @page_size: bytes (memory segments: 4 KiB or 64 KiB)
+ * @size: bytes (0 for system memory)
+ * @gpu_base: PAGODA_PADDR(id, 0)
+ *
+ * Read once at probe from PAGODA_REG_SEG(id); read-only afterwards.
+ */
+struct pagoda_segment {
+	unsigned int id;
+	u32 kind;
+	u32 flags;
+	u32 page_size;
+	u64 size;
+	u64 gpu_base;
 };
 
 /**
@@ -68,6 +97,19 @@ struct pagoda_irq {
  * @irqs: interrupt vectors in use, the first @num_irqs entries
  * @num_irqs: PAGODA_MSIX_VECTORS with MSI-X, 1 with MSI or INTx, 0 when
  *	interrupts are torn down
+ * @segs: the segments, by id
+ * @engine: the engines, by id; see struct pagoda_engine for their locks
+ * @bdev: the TTM device over the segments; lives as long as the DRM
+ *	device, since allocations outlive the PCI binding
+ * @vram_mgr: resource managers of the memory segments, by segment id
+ *	(entries 1 and 2)
+ * @reset_lock: held for writing from a PCI reset's reset_prepare to its
+ *	reset_done, while the BARs do not decode and the engines are
+ *	stopped; held for reading by what needs the device in between: CPU
+ *	faults on allocations and allocation creation (which may move
+ *	memory). Taken outside BO reservations in ioctls; inside the
+ *	mmap lock and the reservation in faults, which the reset side never
+ *	takes.
  *
  * Locking: there is no lock yet because nothing is written concurrently.
  * Everything above is written in probe before drm_dev_register() or in
@@ -87,6 +129,11 @@ struct pagoda_device {
 	struct pagoda_params params;
 	struct pagoda_irq irqs[PAGODA_MSIX_VECTORS];
 	unsigned int num_irqs;
+	struct pagoda_segment segs[PAGODA_NUM_SEGMENTS];
+	struct pagoda_engine engine[PAGODA_NUM_ENGINES];
+	struct ttm_device bdev;
+	struct pagoda_vram_mgr vram_mgr[PAGODA_NUM_SEGMENTS];
+	struct rw_semaphore reset_lock;
 };
 
 static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)
@@ -110,5 +157,11 @@ void pagoda_irq_disable(struct pagoda_device *pgdev);
 void pagoda_irq_fini(struct pagoda_device *pgdev);
 
 extern const struct pci_error_handlers pagoda_pci_err_handlers;
+
+void pagoda_engines_stop(struct pagoda_device *pgdev, int error);
+int pagoda_ttm_init(struct pagoda_device *pgdev);
+void pagoda_ttm_fini(struct pagoda_device *pgdev);
+unsigned int pagoda_mem_type_segment(u32 mem_type);
+void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool evict, u64 bytes);
 
 #endif /* PAGODA_DRV_H */

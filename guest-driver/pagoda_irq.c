@@ -76,6 +76,7 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 {
 	struct pagoda_irq *vec = arg;
 	struct pagoda_device *pgdev = vec->pgdev;
+	unsigned int e;
 	u32 status;
 
 	status = pagoda_read(pgdev, PAGODA_REG_INT_STATUS);
@@ -90,10 +91,19 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 	if (!status)
 		return IRQ_NONE;
 
-	if (status & PAGODA_INT_FAULT)
+	/*
+	 * Engine bits are acked before the fences are read, so that an entry
+	 * retiring after the read raises a new interrupt. The fault bit stays
+	 * set while records remain: drain, then ack.
+	 */
+	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, status & ~PAGODA_INT_FAULT);
+	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
+		if (status & PAGODA_INT_ENGINE(e))
+			pagoda_engine_retire(&pgdev->engine[e]);
+	if (status & PAGODA_INT_FAULT) {
 		pagoda_fault_drain(pgdev);
-
-	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, status);
+		pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_FAULT);
+	}
 	return IRQ_HANDLED;
 }
 

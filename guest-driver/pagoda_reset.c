@@ -14,11 +14,16 @@
  * reset_done after, both with the device lock held, so they never overlap
  * probe or remove. The PCI core saves and restores the configuration space
  * and the MSI-X table around the reset; the requested interrupt vectors
- * stay requested. Before the reset the driver stops every interrupt source
- * and waits for running handlers; afterwards it checks that the registers
- * read back as Pagoda's and restores them.
+ * stay requested. Before the reset the driver takes the reset lock for
+ * writing and zaps every CPU mapping of an allocation, so that nothing
+ * reads or writes VRAM through BAR2 while it does not decode (faults and
+ * new allocations wait); it lets queued engine work
+ * finish and stops the engines, then stops every interrupt source and waits
+ * for running handlers; afterwards it checks that the registers read back
+ * as Pagoda's and restores them: interrupts, then the rings.
  */
 
+#include <linux/mm.h>
 #include <linux/pci.h>
 
 #include <drm/drm_print.h>
@@ -29,6 +34,7 @@
 static int pagoda_reset_restore(struct pagoda_device *pgdev)
 {
 	u32 id = pagoda_read(pgdev, PAGODA_REG_ID);
+	unsigned int e;
 
 	if (id != PAGODA_ID) {
 		drm_err(&pgdev->drm, "after reset BAR%d reads ID 0x%08x: device lost\n",
@@ -36,6 +42,8 @@ static int pagoda_reset_restore(struct pagoda_device *pgdev)
 		return -ENODEV;
 	}
 	pagoda_irq_enable(pgdev);
+	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
+		pagoda_engine_start(&pgdev->engine[e]);
 	return 0;
 }
 
@@ -44,6 +52,14 @@ static void pagoda_reset_prepare(struct pci_dev *pdev)
 	struct pagoda_device *pgdev = pci_get_drvdata(pdev);
 
 	drm_info(&pgdev->drm, "PCI function reset\n");
+	/*
+	 * No CPU access to VRAM while BAR2 does not decode: new faults and
+	 * allocations wait for reset_done, existing mappings are zapped.
+	 */
+	down_write(&pgdev->reset_lock);
+	unmap_mapping_range(pgdev->drm.anon_inode->i_mapping, 0, 0, 1);
+	/* queued work finishes first; what the reset would cut off fails */
+	pagoda_engines_stop(pgdev, -EIO);
 	pagoda_irq_disable(pgdev);
 }
 
@@ -53,6 +69,7 @@ static void pagoda_reset_done(struct pci_dev *pdev)
 
 	if (!pagoda_reset_restore(pgdev))
 		drm_info(&pgdev->drm, "device restored after PCI function reset\n");
+	up_write(&pgdev->reset_lock);
 }
 
 const struct pci_error_handlers pagoda_pci_err_handlers = {

@@ -2,7 +2,8 @@
 # Build the guest side and pack it into an initramfs for scripts/run-guest.sh:
 #   - pagoda.ko, with kbuild against the cached kernel's headers;
 #   - the guest programs: tests/guest/*.c into /tests, guest-driver/tools/*.c
-#     into /usr/bin, linked statically against libdrm;
+#     into /usr/bin, linked statically against libpagoda
+#     (guest-driver/libpagoda/) and libdrm;
 #   - the kernel modules pagoda.ko depends on, decompressed for busybox insmod;
 #   - busybox and /init (scripts/guest-init.sh).
 # One image per guest kernel: "stock" (Debian's 6.12, the default) or
@@ -112,13 +113,34 @@ build_module() {
 	info "$MODULE"
 }
 
-# Programs are rebuilt when their source, a test helper or a shared header is newer.
+LIBPAGODA=$DRIVER/libpagoda
+INCLUDES="-I$PAGODA_ROOT/include -I$LIBPAGODA -I/usr/include/libdrm"
+
+# libpagoda.a, rebuilt when one of its files or a shared header changed.
+build_libpagoda() {
+	local lib=$GUEST_BUILD/lib/libpagoda.a src obj
+	mkdir -p "$GUEST_BUILD/lib"
+	if [ -f "$lib" ] && ! newer_than "$lib" "$LIBPAGODA"/* "$PAGODA_ROOT"/include/uapi/drm/*.h; then
+		return
+	fi
+	rm -f "$lib"
+	for src in "$LIBPAGODA"/*.c; do
+		obj=$GUEST_BUILD/lib/$(basename "$src" .c).o
+		run_logged "$LOGS/guest-programs.log" gcc ${GUEST_CFLAGS/-static/} $INCLUDES -c -o "$obj" "$src"
+		run_logged "$LOGS/guest-programs.log" ar rcs "$lib" "$obj"
+	done
+	info "$lib"
+}
+
+# Programs are rebuilt when their source, a test helper, libpagoda or a
+# shared header is newer.
 build_programs() {
-	step "guest programs (static, libdrm)"
+	step "guest programs (static, libpagoda, libdrm)"
 	mkdir -p "$GUEST_BUILD/bin"
+	build_libpagoda
 	local headers src name out built=0
 	headers=$(ls "$PAGODA_ROOT"/tests/guest/*.h "$PAGODA_ROOT"/include/pagoda/*.h \
-		"$PAGODA_ROOT"/include/uapi/drm/*.h)
+		"$PAGODA_ROOT"/include/uapi/drm/*.h "$GUEST_BUILD/lib/libpagoda.a")
 	for src in "$PAGODA_ROOT"/tests/guest/*.c "$DRIVER"/tools/*.c; do
 		name=$(basename "$src" .c)
 		out=$GUEST_BUILD/bin/$name
@@ -126,8 +148,8 @@ build_programs() {
 			continue
 		fi
 		run_logged "$LOGS/guest-programs.log" \
-			gcc $GUEST_CFLAGS -I"$PAGODA_ROOT/include" -I/usr/include/libdrm \
-			-o "$out.tmp" "$src" -ldrm
+			gcc $GUEST_CFLAGS $INCLUDES -o "$out.tmp" "$src" \
+			-L"$GUEST_BUILD/lib" -lpagoda -ldrm
 		mv "$out.tmp" "$out"
 		built=$((built + 1))
 	done

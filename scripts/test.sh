@@ -64,6 +64,13 @@ guest_boot() {
 # Programs that exercise interrupt delivery, run again under INTx.
 INTX_PROGRAMS="irq irq_delivery pci_reset"
 
+# The suite runs on a device with 64 MiB of VRAM, so that the stress and
+# allocation tests overcommit it several times within the guest's 1 GiB.
+SUITE_DEVICE=vram-size=64M
+# The stress program runs 60 s where the checks are (debug kernel), 20 s
+# on the stock kernel.
+declare -A STRESS_SECONDS=([stock]=20 [debug]=60)
+
 # guest_lane KERNEL KIND: the whole guest suite on one kernel, then the
 # interrupt programs under INTx.
 guest_lane() {
@@ -71,7 +78,8 @@ guest_lane() {
 	PASSED[$kind]=0
 	FAILED[$kind]=0
 	step "guest tests, $kernel kernel (Linux guest with the Pagoda GPU, MSI-X)"
-	guest_boot "$kind" "$LOGS/guest-tests-$kernel.log" --kernel "$kernel"
+	guest_boot "$kind" "$LOGS/guest-tests-$kernel.log" --kernel "$kernel" \
+		--device "$SUITE_DEVICE" --stress-seconds "${STRESS_SECONDS[$kernel]}"
 	step "guest tests, $kernel kernel (interrupts through INTx: pci=nomsi)"
 	guest_boot "$kind" "$LOGS/guest-tests-$kernel-intx.log" --kernel "$kernel" \
 		--append pci=nomsi $INTX_PROGRAMS

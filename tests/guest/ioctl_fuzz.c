@@ -118,6 +118,125 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 	return 0;
 }
 
+/* Handles of allocations the fuzzer created, closed now and then. */
+#define MAX_LIVE	16
+static uint32_t live[MAX_LIVE];
+static unsigned int nlive;
+
+static void close_handle(int fd, uint32_t handle)
+{
+	struct drm_gem_close args = { .handle = handle };
+
+	ioctl(fd, DRM_IOCTL_GEM_CLOSE, &args);
+}
+
+static void close_all(int fd)
+{
+	while (nlive)
+		close_handle(fd, live[--nlive]);
+}
+
+/* What GEM_CREATE must answer, by the rules of docs/driver.md. */
+static int gem_create_expected(const struct drm_pagoda_gem_create *a)
+{
+	const uint32_t known = DRM_PAGODA_SEGMENT_MASK(0) | DRM_PAGODA_SEGMENT_MASK(1) |
+			       DRM_PAGODA_SEGMENT_MASK(2);
+	const uint32_t physical = DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY;
+
+	if (a->pad || a->flags & ~DRM_PAGODA_BO_FLAGS || !a->size || !a->segments ||
+	    a->segments & ~known)
+		return EINVAL;
+	if (a->preferred_segment >= 4 || !(a->segments & DRM_PAGODA_SEGMENT_MASK(a->preferred_segment)))
+		return EINVAL;
+	if (a->eviction_segment >= 4 || !(known & DRM_PAGODA_SEGMENT_MASK(a->eviction_segment)))
+		return EINVAL;
+	if (a->priority > DRM_PAGODA_PRIORITY_HIGH)
+		return EINVAL;
+	if ((a->flags & DRM_PAGODA_BO_CPU_ACCESS) && (a->flags & DRM_PAGODA_BO_NO_CPU_ACCESS))
+		return EINVAL;
+	if ((a->flags & physical) && (a->segments & DRM_PAGODA_SEGMENT_MASK(0) || !a->eviction_segment))
+		return EINVAL;
+	/* sizes are either small (fit) or past every segment and all RAM */
+	if (a->size > (1ull << 40))
+		return EINVAL;
+	return 0;
+}
+
+/*
+ * DRM_IOCTL_PAGODA_GEM_CREATE: the exact errno for invalid arguments; for
+ * valid ones success, or ENOSPC/ENOMEM when the segments are full.
+ */
+static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_gem_create args;
+	int want, got;
+
+	memset(&args, 0, sizeof(args));
+	args.size = rnd_below(2) ? 1 + rnd_below(16 << 20) : rnd_value();
+	if (args.size > (16 << 20) && args.size <= (1ull << 40))
+		args.size = 1ull << 41;		/* keep to sizes whose fate is known */
+	args.flags = rnd_below(2) ? rnd_below(DRM_PAGODA_BO_FLAGS + 1) : (uint32_t)rnd_value();
+	args.segments = rnd_below(4) ? 1 + rnd_below(7) : (uint32_t)rnd_value();
+	args.preferred_segment = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
+	args.eviction_segment = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
+	args.priority = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
+	args.handle = rnd();
+	args.pad = rnd_below(8) ? 0 : rnd_value();
+	want = gem_create_expected(&args);
+
+	if (!rnd_below(16)) {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_CREATE, bad_pointer(readonly));
+		want = EFAULT;
+	} else {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_CREATE, &args);
+	}
+	count(&pagoda_outcome, got);
+	if (!got && got == want) {
+		if (nlive == MAX_LIVE)
+			close_all(fd);
+		live[nlive++] = args.handle;
+		return 1;
+	}
+	if (got == want || (!want && (got == ENOSPC || got == ENOMEM)))
+		return 1;
+	pt_fail("call %lu: GEM_CREATE size 0x%llx flags 0x%x segments 0x%x preferred %u eviction %u priority %u pad 0x%llx: %s (want %s)",
+		i, (unsigned long long)args.size, args.flags, args.segments, args.preferred_segment,
+		args.eviction_segment, args.priority, (unsigned long long)args.pad, strerror(got),
+		strerror(want));
+	return 0;
+}
+
+/* DRM_IOCTL_PAGODA_GEM_INFO: EINVAL for a pad, ENOENT for a foreign handle. */
+static int fuzz_gem_info(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_gem_info args;
+	int want, got, known;
+
+	memset(&args, 0, sizeof(args));
+	known = nlive && rnd_below(2);
+	args.handle = known ? live[rnd_below(nlive)] : (uint32_t)rnd_value();
+	args.pad = rnd_below(8) ? 0 : rnd_value();
+	if (!known) {
+		unsigned int k;
+
+		for (k = 0; k < nlive; k++)
+			known |= live[k] == args.handle;
+	}
+	want = args.pad ? EINVAL : known ? 0 : ENOENT;
+	if (!rnd_below(16)) {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_INFO, bad_pointer(readonly));
+		want = EFAULT;
+	} else {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_INFO, &args);
+	}
+	count(&pagoda_outcome, got);
+	if (got == want)
+		return 1;
+	pt_fail("call %lu: GEM_INFO handle %u pad %u: %s (want %s)", i, args.handle, args.pad,
+		strerror(got), strerror(want));
+	return 0;
+}
+
 /*
  * Any ioctl number in the DRM driver range or the core range, any size and
  * direction, random payload. Driver numbers past the last Pagoda ioctl are
@@ -135,8 +254,11 @@ static int fuzz_any(int fd, void *payload, void *readonly, unsigned long i)
 	nr = rnd_below(2) ? DRM_COMMAND_BASE + rnd_below(DRM_COMMAND_END - DRM_COMMAND_BASE)
 			  : rnd_below(DRM_COMMAND_BASE);
 	/* Pagoda's own ioctls are fuzzed with structure above. */
-	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM)
-		nr = DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM + 1;
+	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_GEM_INFO)
+		nr = DRM_COMMAND_BASE + DRM_PAGODA_GEM_INFO + 1;
+	/* GEM_CLOSE with a random handle could close one the fuzzer tracks */
+	if (nr == _IOC_NR(DRM_IOCTL_GEM_CLOSE))
+		nr = _IOC_NR(DRM_IOCTL_VERSION);
 	size = rnd_below(3) ? rnd_below(256) : rnd_below(PAYLOAD_MAX);
 	dir = dirs[rnd_below(ARRAY_SIZE(dirs))];
 	cmd = _IOC(dir, DRM_IOCTL_BASE, nr, size);
@@ -189,13 +311,24 @@ int main(void)
 	for (i = 0; i < calls && failed < 10; i++) {
 		int ok;
 
-		if (rnd_below(2))
+		switch (rnd_below(5)) {
+		case 0:
 			ok = fuzz_get_param(fd, readonly, i);
-		else
+			break;
+		case 1:
+			ok = fuzz_gem_create(fd, readonly, i);
+			break;
+		case 2:
+			ok = fuzz_gem_info(fd, readonly, i);
+			break;
+		default:
 			ok = fuzz_any(fd, payload, readonly, i);
+			break;
+		}
 		failed += !ok;
 		/* reopen now and then: state must not leak across files */
 		if (!rnd_below(1000)) {
+			close_all(fd);
 			close(fd);
 			fd = pt_open_render(bdf, sizeof(bdf));
 			if (fd < 0)
@@ -206,6 +339,7 @@ int main(void)
 			for (e = fd + 1; e < fd + 64; e++)
 				close(e);
 	}
+	close_all(fd);
 	close(fd);
 
 	printf("Pagoda ioctls: %lu calls, %lu succeeded", pagoda_outcome.calls, pagoda_outcome.ok);

@@ -25,6 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libpagoda.h>
 #include <pagoda/pagoda_hw.h>
 #include <uapi/drm/pagoda_drm.h>
 
@@ -179,12 +180,9 @@ static inline int pt_open_render(char *bdf, size_t bdf_len)
 /* Returns 0 or the negative errno the ioctl failed with. */
 static inline int pt_get_param(int fd, uint32_t param, uint64_t *value)
 {
-	struct drm_pagoda_get_param args = { .param = param };
+	struct pagoda_dev dev = { .fd = fd };
 
-	if (ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, &args))
-		return -errno;
-	*value = args.value;
-	return 0;
+	return pagoda_query(&dev, param, value);
 }
 
 /*

@@ -6,13 +6,19 @@
  * from every process, with files open and work in flight during each
  * disturbance.
  *
- * Operations: open and close the render node, query every parameter (the
- * value must not change), duplicate a file and use it from a forked child,
- * mmap offsets that name no object (refused), close unknown GEM handles
- * (refused). While the device is away a call on an open file fails with
- * ENODEV and the worker reopens the node once it is back; any other
- * failure fails the test. Each worker must work again after the last
- * disturbance. Counts of operations and disturbances are printed.
+ * Operations: allocate (random size, segments and priority), write a
+ * pattern through a CPU mapping, verify it, free; open and close the
+ * render node, query every parameter (the value must not change),
+ * duplicate a file and use it from a forked child, mmap offsets that name
+ * no object (refused), close unknown GEM handles (refused). The working set
+ * of all workers is several times VRAM, so allocations are evicted and
+ * their bytes must survive it. A PCI reset keeps VRAM, so every allocation
+ * must read back across it too; an unbind loses the device's memory, so
+ * allocations made before one are dropped unverified. While the device is
+ * away a call fails with ENODEV and the worker reopens the node once it is
+ * back; any other failure fails the test. Each worker must work again after
+ * the last disturbance. Counts of operations, evictions seen and
+ * disturbances are printed.
  *
  *   stress [-p PROCESSES] [-t SECONDS] [-f] [-q]
  *     -p  worker processes (default 8)
@@ -25,11 +31,20 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <libpagoda.h>
+
 #include "pagoda_test.h"
 
 #define MAX_WORKERS	64
+/* Allocations a worker keeps at once, and their largest size. */
+#define WORKER_BOS	6
+#define BO_MAX_SIZE	(8u << 20)
 
 enum op {
+	OP_ALLOC,
+	OP_WRITE,
+	OP_VERIFY,
+	OP_FREE,
 	OP_OPEN_CLOSE,
 	OP_GET_PARAM,
 	OP_FORK_DUP,
@@ -39,6 +54,7 @@ enum op {
 };
 
 static const char *const op_names[NUM_OPS] = {
+	"alloc", "cpu-write", "cpu-verify", "free",
 	"open/close", "get-param", "fork+dup", "mmap-nothing", "gem-close-unknown",
 };
 
@@ -46,6 +62,10 @@ struct worker_stats {
 	unsigned long ops[NUM_OPS];
 	unsigned long unplugged;	/* calls that met a device away */
 	unsigned long injected;		/* ENOMEM under fault injection */
+	unsigned long no_room;		/* allocations refused for lack of memory */
+	unsigned long evicted_seen;	/* verified allocations found out of VRAM */
+	unsigned long lost_to_unplug;	/* allocations dropped because of an unbind */
+	unsigned long bytes_verified;
 	unsigned long ok_after_last;	/* successful calls after the last disturbance */
 	unsigned long failures;
 };
@@ -54,8 +74,17 @@ struct worker_stats {
 struct shared {
 	volatile int stop;
 	volatile unsigned int disturbances;	/* finished disturbances */
+	volatile unsigned int unplugs;		/* unbinds begun */
 	uint64_t params[DRM_PAGODA_PARAM_PCI_DEVICE + 1];
 	struct worker_stats w[MAX_WORKERS];
+};
+
+/* One live allocation of a worker. */
+struct worker_bo {
+	struct pagoda_bo bo;
+	uint64_t seed;
+	int written;		/* the pattern is in it */
+	unsigned int unplugs;	/* sh->unplugs when it was made */
 };
 
 static struct shared *sh;
@@ -141,7 +170,8 @@ static int mmap_nothing(int fd)
 
 static int gem_close_unknown(int fd)
 {
-	struct drm_gem_close args = { .handle = 1 + rnd() % 1000 };
+	/* far above the handles of the worker's own allocations */
+	struct drm_gem_close args = { .handle = 1000000 + rnd() % 1000 };
 
 	if (!ioctl(fd, DRM_IOCTL_GEM_CLOSE, &args)) {
 		pt_fail("GEM_CLOSE of handle %u that was never created succeeded", args.handle);
@@ -150,10 +180,143 @@ static int gem_close_unknown(int fd)
 	return errno == EINVAL ? 0 : -errno;
 }
 
+static struct worker_bo bos[WORKER_BOS];
+static unsigned int worker_id;
+
+static uint64_t word(uint64_t seed, uint64_t i)
+{
+	return seed * 0x9e3779b97f4a7c15ull ^ i;
+}
+
+static int bo_alloc(int fd)
+{
+	static const uint32_t masks[] = {
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
+			DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
+			DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+	};
+	struct pagoda_dev dev = { .fd = fd };
+	struct pagoda_bo_desc desc = { 0 };
+	struct worker_bo *w = &bos[rnd() % WORKER_BOS];
+	int ret;
+
+	if (w->bo.handle)
+		return 0;
+	desc.size = 4096 + rnd() % BO_MAX_SIZE;
+	desc.segments = masks[rnd() % ARRAY_SIZE(masks)];
+	desc.preferred_segment = desc.segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) ?
+				 DRM_PAGODA_SEGMENT_VRAM : DRM_PAGODA_SEGMENT_SYSTEM;
+	desc.priority = rnd() % 3;
+	ret = pagoda_bo_create(&dev, &desc, &w->bo);
+	/* a full guest (or an injected failure) refuses it cleanly */
+	if (ret == -ENOSPC || ret == -ENOMEM) {
+		sh->w[worker_id].no_room++;
+		return 0;
+	}
+	if (ret)
+		return ret;
+	ret = pagoda_bo_map(&dev, &w->bo);
+	if (ret) {
+		pagoda_bo_free(&dev, &w->bo);
+		memset(&w->bo, 0, sizeof(w->bo));
+		return ret;
+	}
+	w->seed = rnd();
+	w->written = 0;
+	w->unplugs = sh->unplugs;
+	return 0;
+}
+
+static struct worker_bo *pick_bo(void)
+{
+	struct worker_bo *w = &bos[rnd() % WORKER_BOS];
+
+	return w->bo.handle ? w : NULL;
+}
+
+static int bo_write(void)
+{
+	struct worker_bo *w = pick_bo();
+	uint64_t *p, i;
+
+	if (!w)
+		return 0;
+	p = w->bo.map;
+	for (i = 0; i < w->bo.size / 8; i++)
+		p[i] = word(w->seed, i);
+	w->written = 1;
+	return 0;
+}
+
+static int bo_verify(int fd)
+{
+	struct pagoda_dev dev = { .fd = fd };
+	struct drm_pagoda_gem_info info;
+	struct worker_bo *w = pick_bo();
+	uint64_t *p, i, bad = 0;
+	int ret;
+
+	if (!w || !w->written)
+		return 0;
+	p = w->bo.map;
+	for (i = 0; i < w->bo.size / 8; i++)
+		bad += p[i] != word(w->seed, i);
+	if (bad && w->unplugs != sh->unplugs) {
+		/* the device went away with its memory since it was written */
+		sh->w[worker_id].lost_to_unplug++;
+		w->written = 0;
+		return 0;
+	}
+	if (bad) {
+		pt_fail("worker %u: allocation of %llu bytes: %llu words differ", worker_id,
+			(unsigned long long)w->bo.size, (unsigned long long)bad);
+		return -EBADMSG;
+	}
+	sh->w[worker_id].bytes_verified += w->bo.size;
+	ret = pagoda_bo_info(&dev, w->bo.handle, &info);
+	if (!ret && info.segment != DRM_PAGODA_SEGMENT_VRAM)
+		sh->w[worker_id].evicted_seen++;
+	return ret;
+}
+
+static int bo_free(int fd)
+{
+	struct pagoda_dev dev = { .fd = fd };
+	struct worker_bo *w = pick_bo();
+	int ret;
+
+	if (!w)
+		return 0;
+	ret = pagoda_bo_free(&dev, &w->bo);
+	memset(w, 0, sizeof(*w));
+	return ret;
+}
+
+/* The device went away: its allocations are gone with the file. */
+static void drop_bos(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < WORKER_BOS; i++) {
+		pagoda_bo_unmap(&bos[i].bo);
+		memset(&bos[i], 0, sizeof(bos[i]));
+	}
+}
+
 /* Returns 0 or a negative errno; *fd is closed and set to -1 on ENODEV. */
 static int run_op(enum op op, int *fd)
 {
 	switch (op) {
+	case OP_ALLOC:
+		return bo_alloc(*fd);
+	case OP_WRITE:
+		return bo_write();
+	case OP_VERIFY:
+		return bo_verify(*fd);
+	case OP_FREE:
+		return bo_free(*fd);
 	case OP_OPEN_CLOSE: {
 		int other = open_node();
 
@@ -182,6 +345,7 @@ static void worker(int id)
 	int fd = -1, ret;
 
 	rng = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull | 1;
+	worker_id = id;
 	while (!sh->stop) {
 		enum op op = rnd() % NUM_OPS;
 
@@ -203,6 +367,7 @@ static void worker(int id)
 			st->ok_after_last++;
 		} else if (ret == -ENODEV) {
 			st->unplugged++;
+			drop_bos();
 			close(fd);
 			fd = -1;
 		} else if (ret == -ENOMEM && fault_injection) {
@@ -213,6 +378,7 @@ static void worker(int id)
 				pt_fail("worker %d: %s: %s", id, op_names[op], strerror(-ret));
 		}
 	}
+	drop_bos();
 	if (fd >= 0)
 		close(fd);
 	_exit(0);
@@ -234,6 +400,7 @@ static void unbind_bind(void)
 {
 	int ret;
 
+	sh->unplugs++;
 	ret = pt_write_file(PT_DRIVER_SYSFS "/unbind", bdf);
 	if (!pt_check(!ret, "unbind with files open: %s",
 		      ret ? strerror(-ret) : "done"))
@@ -274,6 +441,7 @@ int main(int argc, char **argv)
 	unsigned int seconds = pt_cmdline_number("pagoda_guest.stress_seconds", 60);
 	unsigned int procs = 8, i;
 	struct worker_stats total = { 0 };
+	uint64_t vram = 0;
 	pid_t pids[MAX_WORKERS];
 	int quiet = 0, fd, opt, status, idle = 0;
 
@@ -325,12 +493,24 @@ int main(int argc, char **argv)
 		total.unplugged += st->unplugged;
 		total.injected += st->injected;
 		total.failures += st->failures;
+		total.no_room += st->no_room;
+		total.evicted_seen += st->evicted_seen;
+		total.lost_to_unplug += st->lost_to_unplug;
+		total.bytes_verified += st->bytes_verified;
 		idle += !st->ok_after_last;
 	}
 	for (i = 0; i < NUM_OPS; i++)
 		printf("  %-18s %lu\n", op_names[i], total.ops[i]);
 	printf("  calls on a device away: %lu, injected ENOMEM: %lu, disturbances: %u\n",
 	       total.unplugged, total.injected, sh->disturbances);
+	printf("  %llu MiB verified; allocations found evicted: %lu, refused for room: %lu, dropped by an unbind: %lu\n",
+	       (unsigned long long)(total.bytes_verified >> 20), total.evicted_seen,
+	       total.no_room, total.lost_to_unplug);
+	vram = sh->params[DRM_PAGODA_PARAM_VRAM_SIZE];
+	printf("  working set: up to %u x %u allocations of up to %u MiB, %.1f x VRAM (%llu MiB)\n",
+	       procs, WORKER_BOS, BO_MAX_SIZE >> 20,
+	       (double)procs * WORKER_BOS * BO_MAX_SIZE / 2 / (vram ? vram : 1),
+	       (unsigned long long)(vram >> 20));
 	pt_check(!total.failures, "no unexpected result (%lu)", total.failures);
 	pt_check(!idle, "every worker worked after the last disturbance (%d did not)", idle);
 	fd = open_node();

@@ -18,9 +18,15 @@ extern "C" {
 #endif
 
 #define DRM_PAGODA_GET_PARAM		0x00
+#define DRM_PAGODA_GEM_CREATE		0x01
+#define DRM_PAGODA_GEM_INFO		0x02
 
 #define DRM_IOCTL_PAGODA_GET_PARAM	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM, \
 						 struct drm_pagoda_get_param)
+#define DRM_IOCTL_PAGODA_GEM_CREATE	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GEM_CREATE, \
+						 struct drm_pagoda_gem_create)
+#define DRM_IOCTL_PAGODA_GEM_INFO	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GEM_INFO, \
+						 struct drm_pagoda_gem_info)
 
 /**
  * enum drm_pagoda_param - values DRM_IOCTL_PAGODA_GET_PARAM reports
@@ -60,6 +66,75 @@ struct drm_pagoda_get_param {
 	__u32 param;
 	__u32 pad;
 	__u64 value;
+};
+
+/* Segment ids, as the device numbers them; bit (1 << id) in segment masks. */
+#define DRM_PAGODA_SEGMENT_SYSTEM	0
+#define DRM_PAGODA_SEGMENT_VRAM		1
+#define DRM_PAGODA_SEGMENT_VRAM_HIDDEN	2
+#define DRM_PAGODA_SEGMENT_MASK(id)	(1u << (id))
+
+/* drm_pagoda_gem_create.flags */
+#define DRM_PAGODA_BO_PHYSICAL		(1u << 0)	/* accessed physically: contiguous */
+#define DRM_PAGODA_BO_PRIMARY		(1u << 1)	/* a primary surface: contiguous in a memory segment */
+#define DRM_PAGODA_BO_CPU_ACCESS	(1u << 2)	/* the CPU maps it: keep it where the CPU reaches */
+#define DRM_PAGODA_BO_NO_CPU_ACCESS	(1u << 3)	/* never mapped by the CPU */
+#define DRM_PAGODA_BO_WRITE_COMBINED	(1u << 4)	/* CPU mappings of system pages write-combined */
+#define DRM_PAGODA_BO_FLAGS		0x1f
+
+/* drm_pagoda_gem_create.priority: who is evicted first (LOW) */
+#define DRM_PAGODA_PRIORITY_LOW		0
+#define DRM_PAGODA_PRIORITY_NORMAL	1
+#define DRM_PAGODA_PRIORITY_HIGH	2
+
+/**
+ * struct drm_pagoda_gem_create - argument of DRM_IOCTL_PAGODA_GEM_CREATE
+ * @size: in: bytes; out: the size allocated, rounded up to the page size
+ *	of the allowed segments (64 KiB on a 64 KiB-page device)
+ * @flags: in: DRM_PAGODA_BO_*
+ * @segments: in: DRM_PAGODA_SEGMENT_MASK() of the segments it may live in
+ * @preferred_segment: in: one of @segments, tried first
+ * @eviction_segment: in: where it goes when evicted from a memory segment
+ *	(system memory by default: DRM_PAGODA_SEGMENT_SYSTEM)
+ * @priority: in: DRM_PAGODA_PRIORITY_*
+ * @handle: out: GEM handle
+ * @pad: must be zero
+ */
+struct drm_pagoda_gem_create {
+	__u64 size;
+	__u32 flags;
+	__u32 segments;
+	__u32 preferred_segment;
+	__u32 eviction_segment;
+	__u32 priority;
+	__u32 handle;
+	__u64 pad;
+};
+
+/**
+ * struct drm_pagoda_gem_info - argument of DRM_IOCTL_PAGODA_GEM_INFO
+ * @handle: in: GEM handle
+ * @pad: in: must be zero
+ * @size: out: bytes
+ * @mmap_offset: out: offset to pass to mmap() on the DRM file (0 when the
+ *	CPU may not map it)
+ * @segment: out: the segment it is in now
+ * @flags: out: its DRM_PAGODA_BO_* flags
+ * @contiguous: out: 1 when its memory is one contiguous range
+ * @pad2: out: zero
+ * @offset: out: offset of its first byte in @segment; 0 in system memory
+ *	(user space never learns a system memory address)
+ */
+struct drm_pagoda_gem_info {
+	__u32 handle;
+	__u32 pad;
+	__u64 size;
+	__u64 mmap_offset;
+	__u32 segment;
+	__u32 flags;
+	__u32 contiguous;
+	__u32 pad2;
+	__u64 offset;
 };
 
 #if defined(__cplusplus)

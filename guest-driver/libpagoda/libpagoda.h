@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libpagoda: the Pagoda driver's ioctls for user space, on libdrm.
+ *
+ * Every function returns 0 or a negative errno (the ioctl's), and leaves
+ * its outputs untouched on failure.
+ */
+#ifndef LIBPAGODA_H
+#define LIBPAGODA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <uapi/drm/pagoda_drm.h>
+
+/* An open Pagoda render node. */
+struct pagoda_dev {
+	int fd;
+};
+
+/* An allocation: its handle and, once mapped, the CPU mapping. */
+struct pagoda_bo {
+	uint32_t handle;
+	uint64_t size;
+	void *map;
+};
+
+/* What to allocate; zeroes mean: system memory and VRAM, VRAM preferred. */
+struct pagoda_bo_desc {
+	uint64_t size;
+	uint32_t flags;			/* DRM_PAGODA_BO_* */
+	uint32_t segments;		/* DRM_PAGODA_SEGMENT_MASK()s */
+	uint32_t preferred_segment;
+	uint32_t eviction_segment;
+	uint32_t priority;		/* DRM_PAGODA_PRIORITY_* */
+};
+
+int pagoda_open(struct pagoda_dev *dev);
+int pagoda_open_fd(struct pagoda_dev *dev, int fd);
+void pagoda_close(struct pagoda_dev *dev);
+int pagoda_query(struct pagoda_dev *dev, uint32_t param, uint64_t *value);
+
+int pagoda_bo_create(struct pagoda_dev *dev, const struct pagoda_bo_desc *desc,
+		     struct pagoda_bo *bo);
+int pagoda_bo_info(struct pagoda_dev *dev, uint32_t handle, struct drm_pagoda_gem_info *info);
+int pagoda_bo_map(struct pagoda_dev *dev, struct pagoda_bo *bo);
+void pagoda_bo_unmap(struct pagoda_bo *bo);
+int pagoda_bo_free(struct pagoda_dev *dev, struct pagoda_bo *bo);
+
+#endif /* LIBPAGODA_H */

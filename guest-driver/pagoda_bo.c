@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda allocations
+ *
+ * An allocation of the model is a TTM buffer object whose GEM object is
+ * what user space holds (a handle, and PRIME file descriptors). User space
+ * names the segments it may live in, the one it prefers, where it goes when
+ * evicted, and its priority; TTM places it, moves it (through
+ * pagoda_ttm.c's paging-engine moves) and evicts it under pressure, lowest
+ * priority and least recently used first.
+ *
+ * Sizes are rounded up to the largest page size of the allowed memory
+ * segments, so an allocation is a whole number of segment pages wherever it
+ * goes. Physically accessed and primary allocations are contiguous in
+ * memory segments (TTM_PL_FLAG_CONTIGUOUS).
+ *
+ * CPU access: mmap of the offset DRM_IOCTL_PAGODA_GEM_INFO reports. TTM's
+ * fault handler maps the allocation where it is at the time of the fault
+ * (BAR2 for VRAM, the pages for system memory) and unmaps it whenever it
+ * moves, so a mapping stays valid across moves. After the device is
+ * unplugged every fault gets a dummy page.
+ */
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_gem_ttm_helper.h>
+#include <drm/drm_print.h>
+#include <drm/ttm/ttm_tt.h>
+
+#include <uapi/drm/pagoda_drm.h>
+
+#include "pagoda_drv.h"
+#include "pagoda_vram_mgr.h"
+
+static const u32 pagoda_segment_mem_type[] = {
+	[PAGODA_SEG_SYSTEM] = TTM_PL_SYSTEM,
+	[PAGODA_SEG_VRAM] = TTM_PL_VRAM,
+	[PAGODA_SEG_VRAM_HIDDEN] = PAGODA_PL_HIDDEN,
+};
+
+/* Segments an allocation may name: those with a TTM memory type. */
+#define PAGODA_BO_SEGMENTS	(DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM) | \
+				 DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) | \
+				 DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN))
+
+static vm_fault_t pagoda_bo_vm_fault(struct vm_fault *vmf)
+{
+	struct ttm_buffer_object *tbo = vmf->vma->vm_private_data;
+	struct drm_device *drm = tbo->base.dev;
+	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	vm_fault_t ret;
+	int idx;
+
+	/* not while a reset has BAR2 turned off */
+	down_read(&pgdev->reset_lock);
+	ret = ttm_bo_vm_reserve(tbo, vmf);
+	if (ret) {
+		up_read(&pgdev->reset_lock);
+		return ret;
+	}
+	if (drm_dev_enter(drm, &idx)) {
+		ret = ttm_bo_vm_fault_reserved(vmf, vmf->vma->vm_page_prot,
+					       TTM_BO_VM_NUM_PREFAULT);
+		drm_dev_exit(idx);
+	} else {
+		/* unplugged: the BAR is gone, give a page that goes nowhere */
+		ret = ttm_bo_vm_dummy_page(vmf, vmf->vma->vm_page_prot);
+	}
+	up_read(&pgdev->reset_lock);
+	if (ret == VM_FAULT_RETRY && !(vmf->flags & FAULT_FLAG_RETRY_NOWAIT))
+		return ret;
+	dma_resv_unlock(tbo->base.resv);
+	return ret;
+}
+
+static const struct vm_operations_struct pagoda_bo_vm_ops = {
+	.fault = pagoda_bo_vm_fault,
+	.open = ttm_bo_vm_open,
+	.close = ttm_bo_vm_close,
+	.access = ttm_bo_vm_access,
+};
+
+static void pagoda_gem_free(struct drm_gem_object *gem)
+{
+	ttm_bo_put(&gem_to_pagoda_bo(gem)->tbo);
+}
+
+/*
+ * Whether the CPU may map the allocation: not when it asked never to be,
+ * nor when it may live in hidden VRAM, which the CPU reaches only through
+ * the host aperture (not managed by the driver yet).
+ */
+static bool pagoda_bo_cpu_mappable(const struct pagoda_bo *bo)
+{
+	return !(bo->flags & DRM_PAGODA_BO_NO_CPU_ACCESS) &&
+	       !(bo->segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN));
+}
+
+static int pagoda_gem_mmap(struct drm_gem_object *gem, struct vm_area_struct *vma)
+{
+	if (!pagoda_bo_cpu_mappable(gem_to_pagoda_bo(gem)))
+		return -EACCES;
+	return drm_gem_ttm_mmap(gem, vma);
+}
+
+static const struct drm_gem_object_funcs pagoda_gem_funcs = {
+	.free = pagoda_gem_free,
+	.mmap = pagoda_gem_mmap,
+	.vm_ops = &pagoda_bo_vm_ops,
+};
+
+static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
+{
+	struct pagoda_bo *bo = to_pagoda_bo(tbo);
+
+	drm_gem_object_release(&tbo->base);
+	kfree(bo);
+}
+
+static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 eviction)
+{
+	bool contiguous = bo->flags & (DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY);
+	unsigned int n = 0, id;
+
+	for (id = 0; id < ARRAY_SIZE(pagoda_segment_mem_type); id++) {
+		unsigned int seg = id == 0 ? preferred : (id == preferred ? 0 : id);
+		struct ttm_place *place;
+
+		if (!(bo->segments & DRM_PAGODA_SEGMENT_MASK(seg)))
+			continue;
+		place = &bo->places[n++];
+		place->mem_type = pagoda_segment_mem_type[seg];
+		if (contiguous && seg != PAGODA_SEG_SYSTEM)
+			place->flags |= TTM_PL_FLAG_CONTIGUOUS;
+	}
+	bo->placement.placement = bo->places;
+	bo->placement.num_placement = n;
+
+	bo->eviction_placement[0].mem_type = pagoda_segment_mem_type[eviction];
+	if (contiguous && eviction != PAGODA_SEG_SYSTEM)
+		bo->eviction_placement[0].flags = TTM_PL_FLAG_CONTIGUOUS;
+	bo->eviction_placement[1].mem_type = TTM_PL_SYSTEM;
+	bo->eviction_placement[1].flags = TTM_PL_FLAG_FALLBACK;
+}
+
+/* The size rounded to the allowed memory segments' pages; 0 when too large. */
+static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segments)
+{
+	u64 align = PAGE_SIZE, largest = 0;
+	unsigned int id;
+
+	for (id = 0; id < ARRAY_SIZE(pagoda_segment_mem_type); id++) {
+		const struct pagoda_segment *seg = &pgdev->segs[id];
+
+		if (!(segments & DRM_PAGODA_SEGMENT_MASK(id)))
+			continue;
+		if (id == PAGODA_SEG_SYSTEM) {
+			largest = max_t(u64, largest, (u64)totalram_pages() << PAGE_SHIFT);
+			continue;
+		}
+		align = max_t(u64, align, seg->page_size);
+		largest = max(largest, seg->size);
+	}
+	if (size > largest || size > U64_MAX - align)
+		return 0;
+	size = round_up(size, align);
+	return size > largest ? 0 : size;
+}
+
+static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
+{
+	u32 physical = DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY;
+
+	if (args->pad || args->flags & ~DRM_PAGODA_BO_FLAGS || !args->size)
+		return -EINVAL;
+	if (!args->segments || args->segments & ~PAGODA_BO_SEGMENTS)
+		return -EINVAL;
+	if (args->preferred_segment >= PAGODA_NUM_SEGMENTS ||
+	    !(args->segments & DRM_PAGODA_SEGMENT_MASK(args->preferred_segment)))
+		return -EINVAL;
+	if (args->eviction_segment >= PAGODA_NUM_SEGMENTS ||
+	    !(PAGODA_BO_SEGMENTS & DRM_PAGODA_SEGMENT_MASK(args->eviction_segment)))
+		return -EINVAL;
+	if (args->priority > DRM_PAGODA_PRIORITY_HIGH)
+		return -EINVAL;
+	if ((args->flags & DRM_PAGODA_BO_CPU_ACCESS) && (args->flags & DRM_PAGODA_BO_NO_CPU_ACCESS))
+		return -EINVAL;
+	/*
+	 * Physically accessed allocations in system memory must be mapped
+	 * contiguously in the aperture segment, which the driver does not
+	 * manage yet: they are limited to memory segments.
+	 */
+	if ((args->flags & physical) &&
+	    (args->segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM) ||
+	     args->eviction_segment == DRM_PAGODA_SEGMENT_SYSTEM))
+		return -EINVAL;
+	return 0;
+}
+
+static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
+					  const struct drm_pagoda_gem_create *args, u64 size)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct pagoda_bo *bo;
+	int ret;
+
+	bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->flags = args->flags;
+	bo->segments = args->segments;
+	pagoda_bo_set_placements(bo, args->preferred_segment, args->eviction_segment);
+
+	bo->tbo.base.funcs = &pagoda_gem_funcs;
+	drm_gem_private_object_init(&pgdev->drm, &bo->tbo.base, size);
+	bo->tbo.priority = args->priority;
+	/* on failure TTM calls pagoda_bo_destroy() */
+	ret = ttm_bo_init_reserved(&pgdev->bdev, &bo->tbo, ttm_bo_type_device, &bo->placement,
+				   0, &ctx, NULL, NULL, pagoda_bo_destroy);
+	if (ret)
+		return ERR_PTR(ret);
+	ttm_bo_unreserve(&bo->tbo);
+	return bo;
+}
+
+/**
+ * pagoda_ioctl_gem_create - DRM_IOCTL_PAGODA_GEM_CREATE
+ * @drm: the DRM device
+ * @data: struct drm_pagoda_gem_create
+ * @file: the caller's file, which gets the handle
+ *
+ * Return: 0, -EINVAL for bad arguments (docs/driver.md lists them),
+ * -ENOSPC or -ENOMEM when no allowed segment has room even after eviction,
+ * -ENODEV after unplug.
+ */
+int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct drm_pagoda_gem_create *args = data;
+	struct pagoda_bo *bo;
+	u64 size;
+	int ret, idx;
+
+	ret = pagoda_bo_check_args(args);
+	if (ret)
+		return ret;
+	size = pagoda_bo_round_size(pgdev, args->size, args->segments);
+	if (!size)
+		return -EINVAL;
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+	/* a new allocation is cleared by the paging engine: not during a reset */
+	ret = down_read_interruptible(&pgdev->reset_lock);
+	if (ret) {
+		drm_dev_exit(idx);
+		return ret;
+	}
+	bo = pagoda_bo_create(pgdev, args, size);
+	up_read(&pgdev->reset_lock);
+	drm_dev_exit(idx);
+	if (IS_ERR(bo))
+		return PTR_ERR(bo);
+
+	ret = drm_gem_handle_create(file, &bo->tbo.base, &args->handle);
+	/* the handle holds the reference from here, or nothing does */
+	drm_gem_object_put(&bo->tbo.base);
+	if (ret)
+		return ret;
+	args->size = size;
+	return 0;
+}
+
+/**
+ * pagoda_ioctl_gem_info - DRM_IOCTL_PAGODA_GEM_INFO
+ * @drm: the DRM device
+ * @data: struct drm_pagoda_gem_info
+ * @file: the caller's file
+ *
+ * Return: 0, -EINVAL when a pad is not zero, -ENOENT for a handle the file
+ * does not hold.
+ */
+int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_pagoda_gem_info *args = data;
+	struct drm_gem_object *gem;
+	struct ttm_resource *res;
+	struct pagoda_bo *bo;
+	int ret;
+
+	if (args->pad)
+		return -EINVAL;
+	gem = drm_gem_object_lookup(file, args->handle);
+	if (!gem)
+		return -ENOENT;
+	bo = gem_to_pagoda_bo(gem);
+
+	ret = ttm_bo_reserve(&bo->tbo, true, false, NULL);
+	if (ret)
+		goto out;
+	res = bo->tbo.resource;
+	args->size = gem->size;
+	args->flags = bo->flags;
+	args->segment = pagoda_mem_type_segment(res->mem_type);
+	args->pad2 = 0;
+	if (args->segment == PAGODA_SEG_SYSTEM) {
+		args->contiguous = 0;
+		args->offset = 0;
+	} else {
+		args->contiguous = pagoda_vram_res_is_contiguous(res);
+		args->offset = pagoda_vram_res_offset(res, 0);
+	}
+	args->mmap_offset = 0;
+	if (pagoda_bo_cpu_mappable(bo))
+		args->mmap_offset = drm_vma_node_offset_addr(&gem->vma_node);
+	ttm_bo_unreserve(&bo->tbo);
+out:
+	drm_gem_object_put(gem);
+	return ret;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Pagoda allocations (buffer objects). See the DOC block of pagoda_bo.c.
+ */
+#ifndef PAGODA_BO_H
+#define PAGODA_BO_H
+
+#include <drm/ttm/ttm_bo.h>
+#include <drm/ttm/ttm_placement.h>
+
+#include <pagoda/pagoda_hw.h>
+
+/**
+ * struct pagoda_bo - one allocation of the model
+ * @tbo: the TTM buffer object; its GEM object is the user's handle
+ * @flags: DRM_PAGODA_BO_* given at creation
+ * @segments: mask of the segments it may live in
+ * @places: its placements, the preferred segment first
+ * @placement: @places as TTM takes them
+ * @eviction_placement: where eviction sends it: the eviction segment,
+ *	then system memory as the fallback
+ *
+ * Everything but @tbo is set at creation and read-only afterwards.
+ */
+struct pagoda_bo {
+	struct ttm_buffer_object tbo;
+	u32 flags;
+	u32 segments;
+	struct ttm_place places[PAGODA_NUM_SEGMENTS];
+	struct ttm_placement placement;
+	struct ttm_place eviction_placement[2];
+};
+
+static inline struct pagoda_bo *to_pagoda_bo(struct ttm_buffer_object *tbo)
+{
+	return container_of(tbo, struct pagoda_bo, tbo);
+}
+
+static inline struct pagoda_bo *gem_to_pagoda_bo(struct drm_gem_object *gem)
+{
+	return to_pagoda_bo(container_of(gem, struct ttm_buffer_object, base));
+}
+
+struct drm_device;
+struct drm_file;
+
+int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file);
+int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *file);
+
+#endif /* PAGODA_BO_H */

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda engines and kernel jobs
+ *
+ * The driver owns the ring of each engine. A ring is PAGODA_ENGINE_SLOTS
+ * entries in coherent system memory, and each entry has its own job buffer
+ * of PAGODA_JOB_BUF_SIZE bytes next to it: a kernel job is one ring entry
+ * whose buffer holds its commands and, from the end of the buffer, the page
+ * lists its commands name. Work that does not fit one buffer is split by
+ * its builder into several jobs; they retire in order, so the fence of the
+ * last one covers all of them.
+ *
+ * Every entry asks for an interrupt and carries the job's fence seqno as
+ * its fence value. The engine's interrupt reads PAGODA_ENG_FENCE and
+ * signals, in order, every pending job up to that value. A slot (entry and
+ * buffer) is reused only after the job that last used the next slot
+ * retired, which also keeps one entry free as the device requires
+ * (at most RING_SIZE - 1 entries pending).
+ *
+ * Before a reset or an unplug the driver stops the engine: no new job
+ * starts, and jobs the device will never retire are signalled with an
+ * error. After a reset pagoda_engine_start() programs the ring again.
+ */
+
+#include <linux/dma-mapping.h>
+#include <linux/sizes.h>
+
+#include <drm/drm_print.h>
+
+#include "pagoda_drv.h"
+
+static_assert(offsetof(struct pagoda_job, fence) == 0);	/* dma_fence_free() frees the job */
+static_assert(PAGODA_JOB_BUF_SIZE <= PAGODA_RING_MAX_LENGTH);
+
+/* How long a submitter waits for a free slot before it gives up. */
+#define PAGODA_SLOT_TIMEOUT		(10 * HZ)
+
+static const char *pagoda_fence_driver_name(struct dma_fence *fence)
+{
+	return "pagoda";
+}
+
+static const char *pagoda_fence_timeline_name(struct dma_fence *fence)
+{
+	return container_of(fence, struct pagoda_job, fence)->engine->name;
+}
+
+static const struct dma_fence_ops pagoda_fence_ops = {
+	.get_driver_name = pagoda_fence_driver_name,
+	.get_timeline_name = pagoda_fence_timeline_name,
+};
+
+static u32 eng_reg(struct pagoda_engine *engine, u32 reg)
+{
+	return PAGODA_REG_ENGINE(engine->id) + reg;
+}
+
+/**
+ * pagoda_engine_init - allocate an engine's ring and job buffers
+ * @pgdev: device being probed
+ * @engine: engine state to set up
+ * @id: PAGODA_ENGINE_PAGING or PAGODA_ENGINE_RENDER
+ *
+ * The memory is device-managed and lives until the PCI unbind completes.
+ * pagoda_engine_start() programs the ring.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine,
+		       unsigned int id)
+{
+	struct device *dev = pgdev->drm.dev;
+
+	engine->pgdev = pgdev;
+	engine->id = id;
+	engine->name = id == PAGODA_ENGINE_PAGING ? "paging" : "render";
+	mutex_init(&engine->submit_lock);
+	spin_lock_init(&engine->fence_lock);
+	INIT_LIST_HEAD(&engine->pending);
+	engine->fence_context = dma_fence_context_alloc(1);
+	engine->next_seqno = 1;
+
+	engine->ring = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * PAGODA_RING_ENTRY_SIZE,
+					   &engine->ring_dma, GFP_KERNEL);
+	engine->bufs = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * PAGODA_JOB_BUF_SIZE,
+					   &engine->bufs_dma, GFP_KERNEL);
+	if (!engine->ring || !engine->bufs)
+		return -ENOMEM;
+	return 0;
+}
+
+/**
+ * pagoda_engine_start - program the ring and accept jobs
+ * @engine: engine whose ring the device does not run (after probe or reset)
+ *
+ * Writing RING_SIZE resets the device's HEAD and TAIL, so the driver's
+ * tail starts at 0 too.
+ */
+void pagoda_engine_start(struct pagoda_engine *engine)
+{
+	struct pagoda_device *pgdev = engine->pgdev;
+
+	mutex_lock(&engine->submit_lock);
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), 0);
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_LO),
+		     lower_32_bits(engine->ring_dma));
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_HI),
+		     upper_32_bits(engine->ring_dma));
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), PAGODA_ENGINE_SLOTS);
+	engine->tail = 0;
+	engine->running = true;
+	mutex_unlock(&engine->submit_lock);
+}
+
+/* Signal every pending job; @error (negative) marks those not retired. */
+static void pagoda_engine_signal_all(struct pagoda_engine *engine, int error)
+{
+	struct pagoda_job *job, *next;
+	unsigned long flags;
+
+	spin_lock_irqsave(&engine->fence_lock, flags);
+	list_for_each_entry_safe(job, next, &engine->pending, link) {
+		dma_fence_set_error(&job->fence, error);
+		list_del_init(&job->link);
+		dma_fence_signal_locked(&job->fence);
+	}
+	spin_unlock_irqrestore(&engine->fence_lock, flags);
+}
+
+/**
+ * pagoda_engine_stop - stop accepting jobs and drop what the device lost
+ * @engine: a started engine
+ * @error: negative errno set on the fences of jobs that did not retire
+ *
+ * Called before a reset or an unplug, once the engine is idle or given up
+ * on: the ring is turned off, and every job still pending is signalled
+ * with @error. New jobs fail with -ENODEV until pagoda_engine_start().
+ */
+void pagoda_engine_stop(struct pagoda_engine *engine, int error)
+{
+	mutex_lock(&engine->submit_lock);
+	if (engine->running)
+		pagoda_write(engine->pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), 0);
+	engine->running = false;
+	/* what retired before the ring went off keeps its good status */
+	pagoda_engine_retire(engine);
+	pagoda_engine_signal_all(engine, error);
+	mutex_unlock(&engine->submit_lock);
+}
+
+/**
+ * pagoda_engine_fini - release the references an engine holds
+ * @engine: a stopped engine
+ */
+void pagoda_engine_fini(struct pagoda_engine *engine)
+{
+	unsigned int i;
+
+	for (i = 0; i < PAGODA_ENGINE_SLOTS; i++) {
+		if (engine->slot_job[i])
+			dma_fence_put(&engine->slot_job[i]->fence);
+		engine->slot_job[i] = NULL;
+	}
+	mutex_destroy(&engine->submit_lock);
+}
+
+/* ENG_FENCE, read so that a retirement between the two halves is not torn. */
+static u64 pagoda_engine_read_fence(struct pagoda_engine *engine)
+{
+	struct pagoda_device *pgdev = engine->pgdev;
+	u32 hi, lo;
+
+	do {
+		hi = pagoda_read(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_HI));
+		lo = pagoda_read(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_LO));
+	} while (hi != pagoda_read(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_HI)));
+	return (u64)hi << 32 | lo;
+}
+
+/**
+ * pagoda_engine_retire - signal the jobs the engine has retired
+ * @engine: engine whose interrupt fired (or that is being stopped)
+ *
+ * Called from the interrupt handler after it acknowledged the engine's
+ * status bit, so a retirement after the read raises a new interrupt.
+ */
+void pagoda_engine_retire(struct pagoda_engine *engine)
+{
+	u64 retired = pagoda_engine_read_fence(engine);
+	struct pagoda_job *job, *next;
+	unsigned long flags;
+
+	spin_lock_irqsave(&engine->fence_lock, flags);
+	list_for_each_entry_safe(job, next, &engine->pending, link) {
+		if (job->fence.seqno > retired)
+			break;
+		list_del_init(&job->link);
+		dma_fence_signal_locked(&job->fence);
+	}
+	spin_unlock_irqrestore(&engine->fence_lock, flags);
+}
+
+/**
+ * pagoda_engine_idle - wait until every submitted job has retired
+ * @engine: the engine
+ * @timeout: in jiffies
+ *
+ * Return: 0 when idle, -ETIMEDOUT otherwise.
+ */
+int pagoda_engine_idle(struct pagoda_engine *engine, long timeout)
+{
+	struct dma_fence *last = NULL;
+	struct pagoda_job *job;
+	long ret;
+
+	mutex_lock(&engine->submit_lock);
+	job = engine->slot_job[(engine->tail + PAGODA_ENGINE_SLOTS - 1) % PAGODA_ENGINE_SLOTS];
+	if (job)
+		last = dma_fence_get(&job->fence);
+	mutex_unlock(&engine->submit_lock);
+	if (!last)
+		return 0;
+	ret = dma_fence_wait_timeout(last, false, timeout);
+	dma_fence_put(last);
+	return ret > 0 ? 0 : -ETIMEDOUT;
+}
+
+/*
+ * Make the slot at the tail usable: the job that last used the slot after
+ * it must have retired (in-order retirement then frees the tail's slot
+ * too, and one entry stays free).
+ */
+static int pagoda_engine_wait_slot(struct pagoda_engine *engine)
+{
+	unsigned int next = (engine->tail + 1) % PAGODA_ENGINE_SLOTS;
+	struct pagoda_job *old = engine->slot_job[next];
+	long ret;
+
+	if (!old)
+		return 0;
+	ret = dma_fence_wait_timeout(&old->fence, false, PAGODA_SLOT_TIMEOUT);
+	if (ret <= 0) {
+		drm_err(&engine->pgdev->drm, "%s engine: no ring slot free after %u s\n",
+			engine->name, PAGODA_SLOT_TIMEOUT / HZ);
+		return -ETIMEDOUT;
+	}
+	dma_fence_put(&old->fence);
+	engine->slot_job[next] = NULL;
+	return 0;
+}
+
+/**
+ * pagoda_job_begin - start building a kernel job
+ * @engine: a started engine
+ *
+ * Takes the engine's submit lock (released by pagoda_job_submit() or
+ * pagoda_job_abort()) and waits for a free slot. May sleep.
+ *
+ * Return: the job, or an ERR_PTR: -ENODEV when the engine is stopped,
+ * -ETIMEDOUT when no slot frees up, -ENOMEM.
+ */
+struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine)
+{
+	struct pagoda_job *job;
+	int ret;
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+
+	mutex_lock(&engine->submit_lock);
+	ret = engine->running ? pagoda_engine_wait_slot(engine) : -ENODEV;
+	if (ret) {
+		mutex_unlock(&engine->submit_lock);
+		kfree(job);
+		return ERR_PTR(ret);
+	}
+	job->engine = engine;
+	job->slot = engine->tail;
+	job->cmds = engine->bufs + (size_t)job->slot * PAGODA_JOB_BUF_SIZE;
+	INIT_LIST_HEAD(&job->link);
+	return job;
+}
+
+/**
+ * pagoda_job_reserve - room for @bytes of commands
+ * @job: job being built
+ * @bytes: a multiple of 4
+ *
+ * Return: where to write them, or NULL when the buffer is full (submit
+ * this job and continue in a new one).
+ */
+void *pagoda_job_reserve(struct pagoda_job *job, u32 bytes)
+{
+	void *p;
+
+	if (job->cmd_bytes + bytes + job->list_bytes > PAGODA_JOB_BUF_SIZE)
+		return NULL;
+	p = job->cmds + job->cmd_bytes;
+	job->cmd_bytes += bytes;
+	return p;
+}
+
+/**
+ * pagoda_job_reserve_list - room for @bytes of data a command points to
+ * @job: job being built
+ * @bytes: size, a multiple of 8 (a page list of u64 addresses)
+ * @bus_addr: set to the device's (segment 0) address of the room
+ *
+ * Return: where to write it, or NULL when the buffer is full.
+ */
+void *pagoda_job_reserve_list(struct pagoda_job *job, u32 bytes, u64 *bus_addr)
+{
+	struct pagoda_engine *engine = job->engine;
+	u32 offset;
+
+	if (job->cmd_bytes + bytes + job->list_bytes > PAGODA_JOB_BUF_SIZE)
+		return NULL;
+	job->list_bytes += bytes;
+	offset = PAGODA_JOB_BUF_SIZE - job->list_bytes;
+	*bus_addr = engine->bufs_dma + (u64)job->slot * PAGODA_JOB_BUF_SIZE + offset;
+	return job->cmds + offset;
+}
+
+static void pagoda_ring_write(struct pagoda_engine *engine, struct pagoda_job *job)
+{
+	u8 *entry = (u8 *)engine->ring + job->slot * PAGODA_RING_ENTRY_SIZE;
+	u64 buf = engine->bufs_dma + (u64)job->slot * PAGODA_JOB_BUF_SIZE;
+
+	*(__le64 *)(entry + PAGODA_RING_ADDR) = cpu_to_le64(buf);
+	*(__le32 *)(entry + PAGODA_RING_LENGTH) = cpu_to_le32(job->cmd_bytes);
+	*(__le16 *)(entry + PAGODA_RING_CONTEXT) = 0;
+	*(__le16 *)(entry + PAGODA_RING_FLAGS) = cpu_to_le16(PAGODA_RING_FLAG_INTERRUPT);
+	*(__le64 *)(entry + PAGODA_RING_FENCE) = cpu_to_le64(job->fence.seqno);
+	*(__le64 *)(entry + PAGODA_RING_RESERVED) = 0;
+}
+
+/**
+ * pagoda_job_submit - hand a built job to the engine
+ * @job: job from pagoda_job_begin() with at least one command
+ *
+ * Releases the submit lock. The engine owns the job from here.
+ *
+ * Return: a reference to the job's fence, for the caller to put.
+ */
+struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
+{
+	struct pagoda_engine *engine = job->engine;
+	struct pagoda_device *pgdev = engine->pgdev;
+	unsigned long flags;
+
+	if (WARN_ON(!job->cmd_bytes)) {
+		u32 *nop = pagoda_job_reserve(job, 4);
+
+		*nop = cpu_to_le32(PAGODA_CMD_HEADER(PAGODA_CMD_NOP, 0, 1));
+	}
+	dma_fence_init(&job->fence, &pagoda_fence_ops, &engine->fence_lock,
+		       engine->fence_context, engine->next_seqno++);
+	pagoda_ring_write(engine, job);
+
+	spin_lock_irqsave(&engine->fence_lock, flags);
+	list_add_tail(&job->link, &engine->pending);
+	spin_unlock_irqrestore(&engine->fence_lock, flags);
+	engine->slot_job[job->slot] = job;
+	dma_fence_get(&job->fence);	/* one for the slot, one for the caller */
+
+	engine->tail = (engine->tail + 1) % PAGODA_ENGINE_SLOTS;
+	/* writel() orders the ring and buffer writes before the doorbell */
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_TAIL), engine->tail);
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_DOORBELL), 1);
+	mutex_unlock(&engine->submit_lock);
+	return &job->fence;
+}
+
+/**
+ * pagoda_job_abort - drop a job that was not submitted
+ * @job: job from pagoda_job_begin()
+ *
+ * Releases the submit lock.
+ */
+void pagoda_job_abort(struct pagoda_job *job)
+{
+	mutex_unlock(&job->engine->submit_lock);
+	kfree(job);
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Pagoda engines: the driver side of a ring, its kernel jobs and their
+ * fences. See the DOC block of pagoda_engine.c.
+ */
+#ifndef PAGODA_ENGINE_H
+#define PAGODA_ENGINE_H
+
+#include <linux/dma-fence.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/spinlock.h>
+#include <linux/types.h>
+
+struct pagoda_device;
+
+/* Ring entries per engine; one job buffer per entry. */
+#define PAGODA_ENGINE_SLOTS		64
+/* Bytes of commands (and page lists) one kernel job carries. */
+#define PAGODA_JOB_BUF_SIZE		SZ_16K
+
+/**
+ * struct pagoda_job - one ring entry's worth of kernel work
+ * @fence: signalled when the engine retires the entry; its error is set
+ *	when the engine lost the entry (reset, unplug)
+ * @link: in &pagoda_engine.pending while not signalled
+ * @engine: the engine it runs on
+ * @slot: its ring entry and buffer
+ * @cmds: CPU address of the buffer; commands grow from its start
+ * @cmd_bytes: bytes of commands written
+ * @list_bytes: bytes of page lists, taken from the end of the buffer
+ *
+ * Built by one submitter between pagoda_job_begin() and pagoda_job_submit()
+ * while it holds &pagoda_engine.submit_lock; after submission only @fence
+ * and @link are used, under &pagoda_engine.fence_lock.
+ */
+struct pagoda_job {
+	struct dma_fence fence;
+	struct list_head link;
+	struct pagoda_engine *engine;
+	unsigned int slot;
+	u8 *cmds;
+	u32 cmd_bytes;
+	u32 list_bytes;
+};
+
+/**
+ * struct pagoda_engine - one of the device's engines as the driver runs it
+ * @pgdev: the device
+ * @id: PAGODA_ENGINE_PAGING or PAGODA_ENGINE_RENDER
+ * @name: for fences and messages
+ * @ring: the ring (PAGODA_ENGINE_SLOTS entries) in coherent system memory
+ * @ring_dma: its bus address (the device's segment 0 address)
+ * @bufs: PAGODA_ENGINE_SLOTS job buffers of PAGODA_JOB_BUF_SIZE bytes
+ * @bufs_dma: their bus address
+ * @fence_context: dma_fence context of the engine's jobs
+ * @submit_lock: serialises submitters: taken by pagoda_job_begin(), released
+ *	by pagoda_job_submit() or pagoda_job_abort(). Protects @tail,
+ *	@next_seqno, @slot_job and the ring memory. May sleep (waiting for a
+ *	free slot); never taken in interrupt context.
+ * @tail: next ring entry to fill
+ * @next_seqno: fence of the next job
+ * @slot_job: the job last submitted in each slot (a reference), so that a
+ *	slot is reused only after its job retired
+ * @fence_lock: the lock of every fence of the engine; also protects
+ *	@pending. Taken in the engine's interrupt handler.
+ * @pending: submitted jobs whose fence is not signalled, oldest first
+ * @running: the ring is programmed; cleared before a reset or unplug
+ */
+struct pagoda_engine {
+	struct pagoda_device *pgdev;
+	unsigned int id;
+	const char *name;
+	void *ring;
+	dma_addr_t ring_dma;
+	u8 *bufs;
+	dma_addr_t bufs_dma;
+	u64 fence_context;
+
+	struct mutex submit_lock; /* see @submit_lock above */
+	u32 tail;
+	u64 next_seqno;
+	struct pagoda_job *slot_job[PAGODA_ENGINE_SLOTS];
+
+	spinlock_t fence_lock; /* see @fence_lock above */
+	struct list_head pending;
+	bool running;
+};
+
+int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine,
+		       unsigned int id);
+void pagoda_engine_start(struct pagoda_engine *engine);
+void pagoda_engine_stop(struct pagoda_engine *engine, int error);
+void pagoda_engine_fini(struct pagoda_engine *engine);
+void pagoda_engine_retire(struct pagoda_engine *engine);
+int pagoda_engine_idle(struct pagoda_engine *engine, long timeout);
+
+struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine);
+void *pagoda_job_reserve(struct pagoda_job *job, u32 bytes);
+void *pagoda_job_reserve_list(struct pagoda_job *job, u32 bytes, u64 *bus_addr);
+struct dma_fence *pagoda_job_submit(struct pagoda_job *job);
+void pagoda_job_abort(struct pagoda_job *job);
+
+#endif /* PAGODA_ENGINE_H */

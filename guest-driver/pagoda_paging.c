@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda paging engine client
+ *
+ * Every data move of the driver is a paging buffer run by the paging
+ * engine: FILL to clear a new allocation, TRANSFER to move one between
+ * segments. A struct pagoda_paging_batch collects the commands of one
+ * request; when a job buffer is full the batch submits it and continues in
+ * a new job, so a request of any size becomes as many jobs as it needs.
+ * The batch's fence is that of its last job: jobs retire in order.
+ *
+ * Addresses are the device's physical (segment, offset) pairs,
+ * PAGODA_PADDR(). System pages are named by their bus address in
+ * segment 0; scattered system pages go in page lists (TRANSFER_*_LIST)
+ * stored in the job buffer after the commands.
+ */
+
+#include <linux/dma-fence.h>
+#include <linux/sizes.h>
+
+#include "pagoda_drv.h"
+#include "pagoda_paging.h"
+
+/* A command at a little-endian byte offset of its buffer. */
+static void put32(u8 *cmd, unsigned int offset, u32 value)
+{
+	*(__le32 *)(cmd + offset) = cpu_to_le32(value);
+}
+
+static void put64(u8 *cmd, unsigned int offset, u64 value)
+{
+	*(__le64 *)(cmd + offset) = cpu_to_le64(value);
+}
+
+/**
+ * pagoda_paging_batch_init - start an empty batch on the paging engine
+ * @batch: the batch
+ * @pgdev: the device
+ */
+void pagoda_paging_batch_init(struct pagoda_paging_batch *batch, struct pagoda_device *pgdev)
+{
+	batch->engine = &pgdev->engine[PAGODA_ENGINE_PAGING];
+	batch->job = NULL;
+	batch->fence = NULL;
+	batch->jobs = 0;
+}
+
+static int batch_flush(struct pagoda_paging_batch *batch)
+{
+	struct dma_fence *fence;
+
+	if (!batch->job)
+		return 0;
+	fence = pagoda_job_submit(batch->job);
+	batch->job = NULL;
+	batch->jobs++;
+	dma_fence_put(batch->fence);
+	batch->fence = fence;
+	return 0;
+}
+
+/*
+ * Room for a command of @bytes and a list of @list_bytes in the current
+ * job, submitting it and starting another when it is full.
+ */
+static u8 *batch_reserve(struct pagoda_paging_batch *batch, u32 bytes, u32 list_bytes,
+			 void **list, u64 *list_addr)
+{
+	int tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		if (!batch->job) {
+			batch->job = pagoda_job_begin(batch->engine);
+			if (IS_ERR(batch->job)) {
+				int ret = PTR_ERR(batch->job);
+
+				batch->job = NULL;
+				return ERR_PTR(ret);
+			}
+		}
+		if (batch->job->cmd_bytes + bytes + batch->job->list_bytes + list_bytes <=
+		    PAGODA_JOB_BUF_SIZE) {
+			if (list_bytes)
+				*list = pagoda_job_reserve_list(batch->job, list_bytes, list_addr);
+			return pagoda_job_reserve(batch->job, bytes);
+		}
+		batch_flush(batch);
+	}
+	return ERR_PTR(-E2BIG);
+}
+
+/**
+ * pagoda_paging_fill - fill [dst, dst + size) with a 32-bit pattern
+ * @batch: the batch
+ * @dst: device physical address
+ * @size: bytes
+ * @pattern: repeated from the first byte
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_fill(struct pagoda_paging_batch *batch, u64 dst, u64 size, u32 pattern)
+{
+	u8 *cmd = batch_reserve(batch, 24, 0, NULL, NULL);
+
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_FILL, 0, 6));
+	put32(cmd, 4, pattern);
+	put64(cmd, 8, dst);
+	put64(cmd, 16, size);
+	return 0;
+}
+
+static int transfer(struct pagoda_paging_batch *batch, u32 flags, u64 src, u64 dst, u64 size)
+{
+	u8 *cmd = batch_reserve(batch, 32, 0, NULL, NULL);
+
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_TRANSFER, flags, 8));
+	put32(cmd, 4, 0);
+	put64(cmd, 8, src);
+	put64(cmd, 16, dst);
+	put64(cmd, 24, size);
+	return 0;
+}
+
+/**
+ * pagoda_paging_copy - copy between two contiguous physical ranges
+ * @batch: the batch
+ * @src: device physical address of the source
+ * @dst: device physical address of the destination
+ * @size: bytes
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_copy(struct pagoda_paging_batch *batch, u64 src, u64 dst, u64 size)
+{
+	return transfer(batch, 0, src, dst, size);
+}
+
+/**
+ * pagoda_paging_copy_pages - copy between system pages and a contiguous range
+ * @batch: the batch
+ * @pages: bus addresses of 4 KiB system pages, @npages of them
+ * @npages: number of pages
+ * @range: device physical address of the contiguous side
+ * @to_pages: true to copy @range into the pages, false the other way
+ *
+ * Splits the pages into as many TRANSFER commands (and jobs) as the job
+ * buffers need.
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_copy_pages(struct pagoda_paging_batch *batch, const dma_addr_t *pages,
+			     unsigned long npages, u64 range, bool to_pages)
+{
+	/* pages per command: a third of a job buffer, so two fit with their commands */
+	const unsigned long chunk = PAGODA_JOB_BUF_SIZE / 3 / sizeof(u64);
+	unsigned long done, n, i;
+
+	for (done = 0; done < npages; done += n) {
+		u64 list_addr = 0, size;
+		__le64 *list = NULL;
+		u8 *cmd;
+
+		n = min(chunk, npages - done);
+		cmd = batch_reserve(batch, 32, n * sizeof(u64), (void **)&list, &list_addr);
+		if (IS_ERR(cmd))
+			return PTR_ERR(cmd);
+		for (i = 0; i < n; i++)
+			list[i] = cpu_to_le64(PAGODA_PADDR(PAGODA_SEG_SYSTEM, pages[done + i]));
+		size = (u64)n * SZ_4K;
+		put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_TRANSFER,
+						to_pages ? PAGODA_TRANSFER_DST_LIST :
+							   PAGODA_TRANSFER_SRC_LIST, 8));
+		put32(cmd, 4, 0);
+		put64(cmd, 8, to_pages ? range : list_addr);
+		put64(cmd, 16, to_pages ? list_addr : range);
+		put64(cmd, 24, size);
+		range += size;
+	}
+	return 0;
+}
+
+/**
+ * pagoda_paging_batch_submit - submit what the batch holds
+ * @batch: the batch
+ *
+ * Return: the fence of the batch's last job (a reference for the caller),
+ * a signalled stub fence when the batch is empty, or an ERR_PTR.
+ */
+struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch)
+{
+	struct dma_fence *fence;
+
+	batch_flush(batch);
+	fence = batch->fence ? batch->fence : dma_fence_get_stub();
+	batch->fence = NULL;
+	return fence;
+}
+
+/**
+ * pagoda_paging_batch_abort - give up a batch after an error
+ * @batch: the batch
+ *
+ * Jobs already submitted run to completion; this waits for them so that
+ * the caller may free what they touch. The job being built is dropped.
+ */
+void pagoda_paging_batch_abort(struct pagoda_paging_batch *batch)
+{
+	if (batch->job)
+		pagoda_job_abort(batch->job);
+	batch->job = NULL;
+	if (batch->fence) {
+		dma_fence_wait(batch->fence, false);
+		dma_fence_put(batch->fence);
+	}
+	batch->fence = NULL;
+}

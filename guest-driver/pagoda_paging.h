@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Pagoda paging engine client: paging buffers built as kernel jobs. See the
+ * DOC block of pagoda_paging.c.
+ */
+#ifndef PAGODA_PAGING_H
+#define PAGODA_PAGING_H
+
+#include <linux/types.h>
+
+struct dma_fence;
+struct pagoda_device;
+struct pagoda_engine;
+struct pagoda_job;
+
+/**
+ * struct pagoda_paging_batch - the paging jobs of one request
+ * @engine: the paging engine
+ * @job: job being filled, or NULL; while set the engine's submit lock is held
+ * @fence: fence of the last submitted job, or NULL
+ * @jobs: jobs submitted so far
+ *
+ * Used by one thread from pagoda_paging_batch_init() to
+ * pagoda_paging_batch_submit() or pagoda_paging_batch_abort().
+ */
+struct pagoda_paging_batch {
+	struct pagoda_engine *engine;
+	struct pagoda_job *job;
+	struct dma_fence *fence;
+	unsigned int jobs;
+};
+
+void pagoda_paging_batch_init(struct pagoda_paging_batch *batch, struct pagoda_device *pgdev);
+int pagoda_paging_fill(struct pagoda_paging_batch *batch, u64 dst, u64 size, u32 pattern);
+int pagoda_paging_copy(struct pagoda_paging_batch *batch, u64 src, u64 dst, u64 size);
+int pagoda_paging_copy_pages(struct pagoda_paging_batch *batch, const dma_addr_t *pages,
+			     unsigned long npages, u64 range, bool to_pages);
+struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch);
+void pagoda_paging_batch_abort(struct pagoda_paging_batch *batch);
+
+#endif /* PAGODA_PAGING_H */

@@ -1,0 +1,379 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda segments and TTM
+ *
+ * The driver discovers the device's segments from their descriptor
+ * registers (PAGODA_REG_SEG(id)) and gives each memory segment a TTM
+ * memory type managed by a drm_buddy resource manager (pagoda_vram_mgr.c)
+ * in the segment's page size:
+ *
+ * ========= ================= ======================================
+ * segment   TTM memory type   CPU access
+ * ========= ================= ======================================
+ * 0 system  TTM_PL_SYSTEM     the pages themselves
+ * 1 VRAM    TTM_PL_VRAM       BAR2, write-combined
+ * 2 hidden  PAGODA_PL_HIDDEN  none (through the host aperture, later)
+ * ========= ================= ======================================
+ *
+ * Every move is run by the paging engine (pagoda_paging.c) and returns a
+ * fence that TTM attaches to the buffer: TRANSFER between segments, with
+ * page lists for system pages; FILL with zeroes when an allocation gets
+ * memory of a segment with no content yet (a new allocation never shows
+ * what the memory held before). The CPU never copies an allocation.
+ */
+
+#include <linux/pci.h>
+
+#include <drm/drm_print.h>
+#include <drm/ttm/ttm_bo.h>
+#include <drm/ttm/ttm_placement.h>
+#include <drm/ttm/ttm_tt.h>
+
+#include <uapi/drm/pagoda_drm.h>
+
+#include "pagoda_drv.h"
+#include "pagoda_paging.h"
+#include "pagoda_vram_mgr.h"
+
+static void pagoda_read_segment(struct pagoda_device *pgdev, unsigned int id)
+{
+	struct pagoda_segment *seg = &pgdev->segs[id];
+	u32 base = PAGODA_REG_SEG(id);
+
+	seg->id = id;
+	seg->kind = pagoda_read(pgdev, base + PAGODA_SEG_KIND);
+	seg->flags = pagoda_read(pgdev, base + PAGODA_SEG_FLAGS);
+	seg->page_size = pagoda_read(pgdev, base + PAGODA_SEG_PAGE_SIZE);
+	seg->size = (u64)pagoda_read(pgdev, base + PAGODA_SEG_SIZE_HI) << 32 |
+		    pagoda_read(pgdev, base + PAGODA_SEG_SIZE_LO);
+	seg->gpu_base = (u64)pagoda_read(pgdev, base + PAGODA_SEG_GPU_BASE_HI) << 32 |
+			pagoda_read(pgdev, base + PAGODA_SEG_GPU_BASE_LO);
+}
+
+/* The segments the driver needs, with sizes and page sizes it can manage. */
+static int pagoda_read_segments(struct pagoda_device *pgdev)
+{
+	static const u32 kinds[PAGODA_NUM_SEGMENTS] = {
+		[PAGODA_SEG_SYSTEM] = PAGODA_SEG_KIND_SYSTEM,
+		[PAGODA_SEG_VRAM] = PAGODA_SEG_KIND_MEMORY,
+		[PAGODA_SEG_VRAM_HIDDEN] = PAGODA_SEG_KIND_MEMORY,
+		[PAGODA_SEG_APERTURE] = PAGODA_SEG_KIND_APERTURE,
+	};
+	unsigned int id;
+
+	if (pgdev->params.num_segments < PAGODA_NUM_SEGMENTS) {
+		drm_err(&pgdev->drm, "%u segments, expected %u\n",
+			pgdev->params.num_segments, PAGODA_NUM_SEGMENTS);
+		return -ENODEV;
+	}
+	for (id = 0; id < PAGODA_NUM_SEGMENTS; id++) {
+		struct pagoda_segment *seg = &pgdev->segs[id];
+
+		pagoda_read_segment(pgdev, id);
+		if (seg->kind != kinds[id] ||
+		    (seg->kind == PAGODA_SEG_KIND_MEMORY &&
+		     (seg->page_size != SZ_4K && seg->page_size != SZ_64K)) ||
+		    !IS_ALIGNED(seg->size, seg->page_size ? seg->page_size : 1)) {
+			drm_err(&pgdev->drm, "segment %u: kind %u, page size %u, size %llu: not usable\n",
+				id, seg->kind, seg->page_size, seg->size);
+			return -ENODEV;
+		}
+	}
+	return 0;
+}
+
+/**
+ * pagoda_mem_type_segment - the segment a TTM memory type stands for
+ * @mem_type: TTM_PL_SYSTEM, TTM_PL_VRAM or PAGODA_PL_HIDDEN
+ *
+ * Return: the segment id.
+ */
+unsigned int pagoda_mem_type_segment(u32 mem_type)
+{
+	switch (mem_type) {
+	case TTM_PL_VRAM:
+		return PAGODA_SEG_VRAM;
+	case PAGODA_PL_HIDDEN:
+		return PAGODA_SEG_VRAM_HIDDEN;
+	default:
+		return PAGODA_SEG_SYSTEM;
+	}
+}
+
+static bool mem_type_is_vram(u32 mem_type)
+{
+	return mem_type == TTM_PL_VRAM || mem_type == PAGODA_PL_HIDDEN;
+}
+
+static struct ttm_tt *pagoda_ttm_tt_create(struct ttm_buffer_object *bo, u32 page_flags)
+{
+	struct ttm_tt *tt = kzalloc(sizeof(*tt), GFP_KERNEL);
+
+	if (!tt)
+		return NULL;
+	/* sg init: the pool fills dma_address, which the paging engine needs */
+	if (ttm_sg_tt_init(tt, bo, page_flags, ttm_cached)) {
+		kfree(tt);
+		return NULL;
+	}
+	return tt;
+}
+
+static void pagoda_ttm_tt_destroy(struct ttm_device *bdev, struct ttm_tt *tt)
+{
+	ttm_tt_fini(tt);
+	kfree(tt);
+}
+
+static void pagoda_evict_flags(struct ttm_buffer_object *bo, struct ttm_placement *placement)
+{
+	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
+	struct pagoda_bo *pbo = to_pagoda_bo(bo);
+
+	/* the eviction segment, unless that is where it is being evicted from */
+	if (pbo->eviction_placement[0].mem_type != TTM_PL_SYSTEM &&
+	    bo->resource->mem_type != pbo->eviction_placement[0].mem_type) {
+		placement->placement = pbo->eviction_placement;
+		/* contiguous in system memory needs the aperture: no fallback */
+		placement->num_placement = pbo->flags & (DRM_PAGODA_BO_PHYSICAL |
+							 DRM_PAGODA_BO_PRIMARY) ? 1 : 2;
+		return;
+	}
+	placement->placement = &system;
+	placement->num_placement = 1;
+}
+
+/* Zero every chunk of @res, a resource of a memory segment. */
+static int pagoda_clear(struct pagoda_paging_batch *batch, struct ttm_resource *res, u64 size)
+{
+	unsigned int seg = pagoda_mem_type_segment(res->mem_type);
+	struct pagoda_vram_cursor cur;
+	int ret;
+
+	for (pagoda_vram_cursor_first(res, 0, size, &cur); cur.size;
+	     pagoda_vram_cursor_next(&cur)) {
+		ret = pagoda_paging_fill(batch, PAGODA_PADDR(seg, cur.seg_offset), cur.size, 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* Copy between system pages and a memory segment resource. */
+static int pagoda_copy_system(struct pagoda_paging_batch *batch, struct ttm_tt *tt,
+			      struct ttm_resource *vram, u64 size, bool to_system)
+{
+	unsigned int seg = pagoda_mem_type_segment(vram->mem_type);
+	struct pagoda_vram_cursor cur;
+	unsigned long page = 0;
+	int ret;
+
+	for (pagoda_vram_cursor_first(vram, 0, size, &cur); cur.size;
+	     pagoda_vram_cursor_next(&cur)) {
+		ret = pagoda_paging_copy_pages(batch, tt->dma_address + page,
+					       cur.size >> PAGE_SHIFT,
+					       PAGODA_PADDR(seg, cur.seg_offset), to_system);
+		if (ret)
+			return ret;
+		page += cur.size >> PAGE_SHIFT;
+	}
+	return 0;
+}
+
+/* Move a cursor @n bytes on, at most to the end of its current chunk. */
+static void vram_cursor_advance(struct pagoda_vram_cursor *cur, u64 n)
+{
+	if (n < cur->size) {
+		cur->seg_offset += n;
+		cur->size -= n;
+		cur->remaining -= n;
+	} else {
+		pagoda_vram_cursor_next(cur);
+	}
+}
+
+/* Copy between two memory segment resources, chunk against chunk. */
+static int pagoda_copy_vram(struct pagoda_paging_batch *batch, struct ttm_resource *src,
+			    struct ttm_resource *dst, u64 size)
+{
+	unsigned int src_seg = pagoda_mem_type_segment(src->mem_type);
+	unsigned int dst_seg = pagoda_mem_type_segment(dst->mem_type);
+	struct pagoda_vram_cursor s, d;
+	int ret;
+
+	pagoda_vram_cursor_first(src, 0, size, &s);
+	pagoda_vram_cursor_first(dst, 0, size, &d);
+	while (s.size && d.size) {
+		u64 n = min(s.size, d.size);
+
+		ret = pagoda_paging_copy(batch, PAGODA_PADDR(src_seg, s.seg_offset),
+					 PAGODA_PADDR(dst_seg, d.seg_offset), n);
+		if (ret)
+			return ret;
+		vram_cursor_advance(&s, n);
+		vram_cursor_advance(&d, n);
+	}
+	return 0;
+}
+
+static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
+			  struct ttm_operation_ctx *ctx, struct ttm_resource *new_mem,
+			  struct ttm_place *hop)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(bo->base.dev);
+	struct ttm_resource *old_mem = bo->resource;
+	u32 old_type = old_mem ? old_mem->mem_type : TTM_PL_SYSTEM;
+	bool old_has_data = old_mem && (mem_type_is_vram(old_type) ||
+					(bo->ttm && ttm_tt_is_populated(bo->ttm)));
+	struct pagoda_paging_batch batch;
+	struct dma_fence *fence;
+	int ret;
+
+	if (!mem_type_is_vram(new_mem->mem_type) && !old_has_data) {
+		/* system pages come zeroed from the pool */
+		ttm_bo_move_null(bo, new_mem);
+		return 0;
+	}
+	if (old_type == TTM_PL_SYSTEM && new_mem->mem_type == TTM_PL_SYSTEM) {
+		ttm_bo_move_null(bo, new_mem);
+		return 0;
+	}
+
+	pagoda_paging_batch_init(&batch, pgdev);
+	if (!old_has_data)
+		ret = pagoda_clear(&batch, new_mem, bo->base.size);
+	else if (old_type == TTM_PL_SYSTEM)
+		ret = pagoda_copy_system(&batch, bo->ttm, new_mem, bo->base.size, false);
+	else if (new_mem->mem_type == TTM_PL_SYSTEM)
+		ret = pagoda_copy_system(&batch, bo->ttm, old_mem, bo->base.size, true);
+	else
+		ret = pagoda_copy_vram(&batch, old_mem, new_mem, bo->base.size);
+	if (ret) {
+		/* nothing changed: the allocation stays where it was */
+		pagoda_paging_batch_abort(&batch);
+		return ret;
+	}
+	fence = pagoda_paging_batch_submit(&batch);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+
+	pagoda_segment_count_move(pgdev, old_has_data ? old_type : new_mem->mem_type,
+				  evict, bo->base.size);
+	if (!old_mem) {
+		/*
+		 * A new allocation: nothing to release behind the clear, whose
+		 * fence users (and CPU faults) wait for as a kernel fence.
+		 */
+		dma_resv_add_fence(bo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
+		ttm_bo_move_null(bo, new_mem);
+		ret = 0;
+	} else {
+		ret = ttm_bo_move_accel_cleanup(bo, fence, evict, true, new_mem);
+	}
+	dma_fence_put(fence);
+	return ret;
+}
+
+static int pagoda_io_mem_reserve(struct ttm_device *bdev, struct ttm_resource *mem)
+{
+	struct pagoda_device *pgdev = container_of(bdev, struct pagoda_device, bdev);
+
+	switch (mem->mem_type) {
+	case TTM_PL_SYSTEM:
+		return 0;
+	case TTM_PL_VRAM:
+		mem->bus.offset = pgdev->vram->start + ((u64)mem->start << PAGE_SHIFT);
+		mem->bus.is_iomem = true;
+		mem->bus.caching = ttm_write_combined;
+		return 0;
+	default:
+		/* hidden VRAM: only through the host aperture */
+		return -EINVAL;
+	}
+}
+
+static unsigned long pagoda_io_mem_pfn(struct ttm_buffer_object *bo, unsigned long page_offset)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(bo->base.dev);
+	u64 offset = pagoda_vram_res_offset(bo->resource, (u64)page_offset << PAGE_SHIFT);
+
+	return (pgdev->vram->start + offset) >> PAGE_SHIFT;
+}
+
+static const struct ttm_device_funcs pagoda_ttm_funcs = {
+	.ttm_tt_create = pagoda_ttm_tt_create,
+	.ttm_tt_destroy = pagoda_ttm_tt_destroy,
+	.eviction_valuable = ttm_bo_eviction_valuable,
+	.evict_flags = pagoda_evict_flags,
+	.move = pagoda_bo_move,
+	.io_mem_reserve = pagoda_io_mem_reserve,
+	.io_mem_pfn = pagoda_io_mem_pfn,
+};
+
+/**
+ * pagoda_segment_count_move - account a move in its segment's counters
+ * @pgdev: the device
+ * @mem_type: memory type the data left (or, for a clear, was written to)
+ * @evict: the move was an eviction
+ * @bytes: bytes moved
+ */
+void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool evict, u64 bytes)
+{
+	if (mem_type_is_vram(mem_type))
+		pagoda_vram_mgr_count_move(&pgdev->vram_mgr[pagoda_mem_type_segment(mem_type)],
+					   bytes, evict);
+}
+
+/**
+ * pagoda_ttm_init - discover the segments and set up TTM over them
+ * @pgdev: device with registers mapped and the paging engine started
+ *
+ * Return: 0 or a negative errno; on error nothing is left set up.
+ */
+int pagoda_ttm_init(struct pagoda_device *pgdev)
+{
+	struct drm_device *drm = &pgdev->drm;
+	struct pagoda_segment *vram, *hidden;
+	int ret;
+
+	ret = pagoda_read_segments(pgdev);
+	if (ret)
+		return ret;
+	vram = &pgdev->segs[PAGODA_SEG_VRAM];
+	hidden = &pgdev->segs[PAGODA_SEG_VRAM_HIDDEN];
+
+	ret = ttm_device_init(&pgdev->bdev, &pagoda_ttm_funcs, drm->dev,
+			      drm->anon_inode->i_mapping, drm->vma_offset_manager,
+			      false, false);
+	if (ret)
+		return ret;
+	ret = pagoda_vram_mgr_init(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM], TTM_PL_VRAM,
+				   vram->size, vram->page_size);
+	if (ret)
+		goto err_device;
+	ret = pagoda_vram_mgr_init(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN],
+				   PAGODA_PL_HIDDEN, hidden->size, hidden->page_size);
+	if (ret)
+		goto err_vram;
+	drm_info(drm, "segments: VRAM %llu MiB, hidden VRAM %llu MiB, %u KiB pages; aperture %llu MiB\n",
+		 vram->size >> 20, hidden->size >> 20, vram->page_size >> 10,
+		 pgdev->segs[PAGODA_SEG_APERTURE].size >> 20);
+	return 0;
+
+err_vram:
+	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM]);
+err_device:
+	ttm_device_fini(&pgdev->bdev);
+	return ret;
+}
+
+/**
+ * pagoda_ttm_fini - evict everything and tear TTM down
+ * @pgdev: device whose buffer objects are all freed
+ */
+void pagoda_ttm_fini(struct pagoda_device *pgdev)
+{
+	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN]);
+	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM]);
+	ttm_device_fini(&pgdev->bdev);
+}

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Allocations through the real device: created in each segment, placed as
+ * asked (VRAM, system memory, contiguous when accessed physically), cleared
+ * by the paging engine before first use, written and read by the CPU
+ * through BAR2 and system pages, evicted to system memory by the paging
+ * engine when VRAM is full with every byte kept, and every bad argument
+ * refused with its errno.
+ */
+#include <libpagoda.h>
+
+#include "pagoda_test.h"
+
+#define MIB		(1024ull * 1024)
+#define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
+
+static uint64_t vram_size;
+/* segment page size of VRAM: the device's default */
+static const uint64_t page_size = 65536;
+
+/* A value no other (allocation, offset) pair has. */
+static uint64_t pattern(unsigned int n, uint64_t offset)
+{
+	return (uint64_t)n << 48 ^ offset ^ 0x5a5a000000000000ull;
+}
+
+static void fill(struct pagoda_bo *bo, unsigned int n)
+{
+	uint64_t *p = bo->map, i;
+
+	for (i = 0; i < bo->size / 8; i++)
+		p[i] = pattern(n, i);
+}
+
+/* Number of 8-byte words that do not hold their pattern. */
+static uint64_t check(struct pagoda_bo *bo, unsigned int n)
+{
+	uint64_t *p = bo->map, i, bad = 0;
+
+	for (i = 0; i < bo->size / 8; i++)
+		bad += p[i] != pattern(n, i);
+	return bad;
+}
+
+static int create(struct pagoda_dev *dev, uint64_t size, uint32_t segments, uint32_t preferred,
+		  uint32_t flags, struct pagoda_bo *bo)
+{
+	struct pagoda_bo_desc desc = {
+		.size = size, .segments = segments, .preferred_segment = preferred,
+		.flags = flags,
+	};
+
+	return pagoda_bo_create(dev, &desc, bo);
+}
+
+static int segment_of(struct pagoda_dev *dev, struct pagoda_bo *bo)
+{
+	struct drm_pagoda_gem_info info;
+
+	return pagoda_bo_info(dev, bo->handle, &info) ? -1 : (int)info.segment;
+}
+
+/* A new allocation in each segment, mapped, written and read back. */
+static void test_segments(struct pagoda_dev *dev)
+{
+	static const struct { const char *name; uint32_t seg; } cases[] = {
+		{ "VRAM", DRM_PAGODA_SEGMENT_VRAM },
+		{ "system memory", DRM_PAGODA_SEGMENT_SYSTEM },
+	};
+	struct drm_pagoda_gem_info info;
+	struct pagoda_bo bo;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		ret = create(dev, 1000, DRM_PAGODA_SEGMENT_MASK(cases[i].seg), cases[i].seg, 0, &bo);
+		if (!pt_check(!ret, "%s: create 1000 bytes: %s", cases[i].name, strerror(-ret)))
+			continue;
+		ret = pagoda_bo_info(dev, bo.handle, &info);
+		pt_check(!ret && info.segment == cases[i].seg, "%s: placed in segment %u",
+			 cases[i].name, ret ? ~0u : info.segment);
+		pt_check(bo.size == (cases[i].seg == DRM_PAGODA_SEGMENT_VRAM ? page_size : 4096),
+			 "%s: size rounded to %llu", cases[i].name, (unsigned long long)bo.size);
+		ret = pagoda_bo_map(dev, &bo);
+		if (pt_check(!ret, "%s: mapped: %s", cases[i].name, strerror(-ret))) {
+			fill(&bo, 1);
+			pt_check(!check(&bo, 1), "%s: CPU writes read back", cases[i].name);
+		}
+		pagoda_bo_free(dev, &bo);
+	}
+}
+
+/* Memory a freed allocation held reads as zero in the next one. */
+static void test_cleared(struct pagoda_dev *dev)
+{
+	struct pagoda_bo bo;
+	uint64_t i, nonzero = 0;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		if (create(dev, 8 * MIB, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM, 0, &bo) ||
+		    pagoda_bo_map(dev, &bo)) {
+			pt_fail("create and map 8 MiB of VRAM");
+			return;
+		}
+		for (i = 0; i < bo.size / 8; i++)
+			nonzero += ((uint64_t *)bo.map)[i] != 0;
+		fill(&bo, 7);
+		pagoda_bo_free(dev, &bo);
+	}
+	pt_check(!nonzero, "new VRAM allocations read as zero (%llu words not)",
+		 (unsigned long long)nonzero);
+}
+
+static void test_physical(struct pagoda_dev *dev)
+{
+	struct drm_pagoda_gem_info info = { 0 };
+	struct pagoda_bo bo;
+	int ret;
+
+	struct pagoda_bo_desc desc = {
+		.size = 4 * MIB, .flags = DRM_PAGODA_BO_PHYSICAL, .segments = SEG(VRAM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
+		.eviction_segment = DRM_PAGODA_SEGMENT_VRAM_HIDDEN,
+	};
+
+	ret = pagoda_bo_create(dev, &desc, &bo);
+	if (!pt_check(!ret, "physically accessed 4 MiB: %s", strerror(-ret)))
+		return;
+	pagoda_bo_info(dev, bo.handle, &info);
+	pt_check(info.contiguous && info.segment == DRM_PAGODA_SEGMENT_VRAM,
+		 "physically accessed: contiguous in VRAM at 0x%llx", (unsigned long long)info.offset);
+	pagoda_bo_free(dev, &bo);
+}
+
+/*
+ * 1.5 x VRAM in allocations that may live in VRAM or system memory: the
+ * later ones push the earlier ones out, through the paging engine, and
+ * every byte of every one reads back.
+ */
+static void test_eviction(struct pagoda_dev *dev)
+{
+	const uint64_t size = 16 * MIB;
+	unsigned int count = vram_size * 3 / 2 / size, i, in_system = 0;
+	uint64_t bad = 0;
+	struct pagoda_bo *bos = calloc(count, sizeof(*bos));
+	unsigned int made = 0;
+
+	for (i = 0; i < count; i++, made++) {
+		if (create(dev, size, SEG(VRAM) | SEG(SYSTEM), DRM_PAGODA_SEGMENT_VRAM, 0, &bos[i]) ||
+		    pagoda_bo_map(dev, &bos[i]))
+			break;
+		fill(&bos[i], i + 1);
+	}
+	pt_check(made == count, "%u allocations of 16 MiB (%llu MiB of VRAM)", made,
+		 (unsigned long long)(vram_size / MIB));
+	for (i = 0; i < made; i++) {
+		in_system += segment_of(dev, &bos[i]) == DRM_PAGODA_SEGMENT_SYSTEM;
+		bad += check(&bos[i], i + 1);
+	}
+	pt_check(in_system >= made - vram_size / size, "%u evicted to system memory", in_system);
+	pt_check(!bad, "every byte of every allocation reads back (%llu words differ)",
+		 (unsigned long long)bad);
+	for (i = 0; i < made; i++)
+		pagoda_bo_free(dev, &bos[i]);
+	free(bos);
+}
+
+static void expect(int ret, int want, const char *what)
+{
+	pt_check(ret == want, "%s: %s (want %s)", what, strerror(-ret), strerror(-want));
+}
+
+static void test_bad_arguments(struct pagoda_dev *dev)
+{
+	struct drm_pagoda_gem_create args;
+	struct drm_pagoda_gem_info info;
+	struct pagoda_bo bo;
+
+	expect(create(dev, 0, SEG(VRAM), 1, 0, &bo), -EINVAL, "size 0");
+	expect(create(dev, ~0ull, SEG(VRAM), 1, 0, &bo), -EINVAL, "size 2^64 - 1");
+	expect(create(dev, 1ull << 63, SEG(VRAM), 1, 0, &bo), -EINVAL, "size 2^63");
+	expect(create(dev, vram_size + 1, SEG(VRAM), 1, 0, &bo), -EINVAL, "size past the segment");
+	expect(create(dev, 4096, 0x8, 3, 0, &bo), -EINVAL, "aperture segment");
+	expect(create(dev, 4096, 0x10, 4, 0, &bo), -EINVAL, "segment 4");
+	expect(create(dev, 4096, SEG(VRAM), 0, 0, &bo), -EINVAL, "preferred not allowed");
+	expect(create(dev, 4096, SEG(VRAM), 1, 1u << 31, &bo), -EINVAL, "unknown flag");
+	expect(create(dev, 4096, SEG(VRAM), 1,
+		      DRM_PAGODA_BO_CPU_ACCESS | DRM_PAGODA_BO_NO_CPU_ACCESS, &bo),
+	       -EINVAL, "CPU access and no CPU access");
+	expect(create(dev, 4096, SEG(VRAM), 1, DRM_PAGODA_BO_PHYSICAL, &bo), -EINVAL,
+	       "physically accessed, evicted to system memory");
+
+	memset(&args, 0, sizeof(args));
+	args.size = 4096;
+	args.segments = SEG(VRAM);
+	args.preferred_segment = 1;
+	args.priority = 3;
+	expect(ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &args) ? -errno : 0, -EINVAL,
+	       "priority 3");
+	args.priority = 0;
+	args.pad = 1;
+	expect(ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &args) ? -errno : 0, -EINVAL, "pad");
+	args.pad = 0;
+	args.eviction_segment = 3;
+	expect(ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &args) ? -errno : 0, -EINVAL,
+	       "eviction to the aperture segment");
+	expect(ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_CREATE, NULL) ? -errno : 0, -EFAULT, "NULL");
+
+	expect(pagoda_bo_info(dev, 0, &info), -ENOENT, "info of handle 0");
+	expect(pagoda_bo_info(dev, 12345, &info), -ENOENT, "info of an unknown handle");
+	if (!create(dev, 4096, SEG(VRAM), 1, DRM_PAGODA_BO_NO_CPU_ACCESS, &bo)) {
+		expect(pagoda_bo_map(dev, &bo), -EACCES, "map of a no-CPU-access allocation");
+		pagoda_bo_free(dev, &bo);
+	}
+}
+
+int main(void)
+{
+	struct pagoda_dev dev;
+	int ret;
+
+	ret = pagoda_open(&dev);
+	if (!pt_check(!ret, "open the Pagoda render node: %s", strerror(-ret)))
+		return pt_exit();
+	ret = pagoda_query(&dev, DRM_PAGODA_PARAM_VRAM_SIZE, &vram_size);
+	if (!pt_check(!ret, "VRAM size %llu MiB", (unsigned long long)(vram_size / MIB)))
+		return pt_exit();
+
+	test_segments(&dev);
+	test_cleared(&dev);
+	test_physical(&dev);
+	test_eviction(&dev);
+	test_bad_arguments(&dev);
+	pagoda_close(&dev);
+	return pt_exit();
+}
