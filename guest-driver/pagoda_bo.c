@@ -112,8 +112,12 @@ static const struct drm_gem_object_funcs pagoda_gem_funcs = {
 
 static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 {
+	struct pagoda_device *pgdev = to_pagoda_device(tbo->base.dev);
 	struct pagoda_bo *bo = to_pagoda_bo(tbo);
 
+	mutex_lock(&pgdev->bo_list_lock);
+	list_del(&bo->link);
+	mutex_unlock(&pgdev->bo_list_lock);
 	drm_gem_object_release(&tbo->base);
 	kfree(bo);
 }
@@ -214,6 +218,9 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 
 	bo->tbo.base.funcs = &pagoda_gem_funcs;
 	drm_gem_private_object_init(&pgdev->drm, &bo->tbo.base, size);
+	mutex_lock(&pgdev->bo_list_lock);
+	list_add_tail(&bo->link, &pgdev->bo_list);
+	mutex_unlock(&pgdev->bo_list_lock);
 	bo->tbo.priority = args->priority;
 	/* on failure TTM calls pagoda_bo_destroy() */
 	ret = ttm_bo_init_reserved(&pgdev->bdev, &bo->tbo, ttm_bo_type_device, &bo->placement,

@@ -19,11 +19,16 @@
  * @placement: @places as TTM takes them
  * @eviction_placement: where eviction sends it: the eviction segment,
  *	then system memory as the fallback
+ * @segment: the segment it is in, written with the reservation held by
+ *	each move, read without it (READ_ONCE) for fdinfo
+ * @link: in &pagoda_device.bo_list, under &pagoda_device.bo_list_lock
  *
- * Everything but @tbo is set at creation and read-only afterwards.
+ * Everything else but @tbo is set at creation and read-only afterwards.
  */
 struct pagoda_bo {
 	struct ttm_buffer_object tbo;
+	u32 segment;
+	struct list_head link;
 	u32 flags;
 	u32 segments;
 	struct ttm_place places[PAGODA_NUM_SEGMENTS];

@@ -88,11 +88,16 @@ static const struct drm_ioctl_desc pagoda_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(PAGODA_GEM_INFO, pagoda_ioctl_gem_info, DRM_RENDER_ALLOW),
 };
 
-DEFINE_DRM_GEM_FOPS(pagoda_drm_fops);
+static const struct file_operations pagoda_drm_fops = {
+	.owner		= THIS_MODULE,
+	DRM_GEM_FOPS,
+	.show_fdinfo	= drm_show_fdinfo,
+};
 
 static const struct drm_driver pagoda_drm_driver = {
 	.driver_features	= DRIVER_GEM | DRIVER_RENDER,
 	.gem_prime_import	= drm_gem_prime_import,
+	.show_fdinfo		= pagoda_show_fdinfo,
 	.ioctls			= pagoda_ioctls,
 	.num_ioctls		= ARRAY_SIZE(pagoda_ioctls),
 	.fops			= &pagoda_drm_fops,
@@ -189,6 +194,10 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_set_drvdata(pdev, pgdev);
 
 	init_rwsem(&pgdev->reset_lock);
+	ret = drmm_mutex_init(&pgdev->drm, &pgdev->bo_list_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&pgdev->bo_list);
 	pgdev->mmio = pcim_iomap_region(pdev, PAGODA_BAR_MMIO, DRIVER_NAME);
 	if (IS_ERR(pgdev->mmio))
 		return dev_err_probe(dev, PTR_ERR(pgdev->mmio), "cannot map BAR%d (registers)\n",
@@ -233,6 +242,7 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_engines;
 
+	pagoda_debugfs_init(pgdev);
 	ret = drm_dev_register(&pgdev->drm, 0);
 	if (ret)
 		goto err_engines;

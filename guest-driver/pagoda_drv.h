@@ -110,6 +110,9 @@ struct pagoda_irq {
  *	memory). Taken outside BO reservations in ioctls; inside the
  *	mmap lock and the reservation in faults, which the reset side never
  *	takes.
+ * @bo_list_lock: protects @bo_list; taken alone (debugfs takes BO
+ *	reservations under it with trylock only)
+ * @bo_list: every allocation of the device, for debugfs
  *
  * Locking: there is no lock yet because nothing is written concurrently.
  * Everything above is written in probe before drm_dev_register() or in
@@ -134,6 +137,8 @@ struct pagoda_device {
 	struct ttm_device bdev;
 	struct pagoda_vram_mgr vram_mgr[PAGODA_NUM_SEGMENTS];
 	struct rw_semaphore reset_lock;
+	struct mutex bo_list_lock; /* protects @bo_list */
+	struct list_head bo_list;
 };
 
 static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)
@@ -163,5 +168,9 @@ int pagoda_ttm_init(struct pagoda_device *pgdev);
 void pagoda_ttm_fini(struct pagoda_device *pgdev);
 unsigned int pagoda_mem_type_segment(u32 mem_type);
 void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool evict, u64 bytes);
+const char *pagoda_segment_name(unsigned int id);
+void pagoda_debugfs_init(struct pagoda_device *pgdev);
+struct drm_printer;
+void pagoda_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 
 #endif /* PAGODA_DRV_H */

@@ -229,13 +229,11 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	struct dma_fence *fence;
 	int ret;
 
-	if (!mem_type_is_vram(new_mem->mem_type) && !old_has_data) {
+	if ((!mem_type_is_vram(new_mem->mem_type) && !old_has_data) ||
+	    (old_type == TTM_PL_SYSTEM && new_mem->mem_type == TTM_PL_SYSTEM)) {
 		/* system pages come zeroed from the pool */
 		ttm_bo_move_null(bo, new_mem);
-		return 0;
-	}
-	if (old_type == TTM_PL_SYSTEM && new_mem->mem_type == TTM_PL_SYSTEM) {
-		ttm_bo_move_null(bo, new_mem);
+		WRITE_ONCE(to_pagoda_bo(bo)->segment, PAGODA_SEG_SYSTEM);
 		return 0;
 	}
 
@@ -259,6 +257,7 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 
 	pagoda_segment_count_move(pgdev, old_has_data ? old_type : new_mem->mem_type,
 				  evict, bo->base.size);
+	WRITE_ONCE(to_pagoda_bo(bo)->segment, pagoda_mem_type_segment(new_mem->mem_type));
 	if (!old_mem) {
 		/*
 		 * A new allocation: nothing to release behind the clear, whose

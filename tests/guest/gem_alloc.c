@@ -166,6 +166,76 @@ static void test_eviction(struct pagoda_dev *dev)
 	free(bos);
 }
 
+/* The value of an fdinfo "key: N [KiB|MiB|GiB]" in bytes, or -1. */
+static long long file_key(const char *path, const char *key)
+{
+	char line[256], unit[8];
+	long long value = -1, n;
+	size_t len = strlen(key);
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, key, len) || line[len] != ':')
+			continue;
+		unit[0] = 0;
+		if (sscanf(line + len + 1, "%lld %7s", &n, unit) < 1)
+			continue;
+		value = n << (!strcmp(unit, "KiB") ? 10 : !strcmp(unit, "MiB") ? 20 :
+			      !strcmp(unit, "GiB") ? 30 : 0);
+	}
+	fclose(f);
+	return value;
+}
+
+/* A number after @word in the line of @path that starts with @start, or -1. */
+static long long debugfs_value(const char *path, const char *start, const char *word)
+{
+	char line[512], *p;
+	long long value = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, start, strlen(start)) && (p = strstr(line, word)))
+			value = strtoll(p + strlen(word), NULL, 10);
+	fclose(f);
+	return value;
+}
+
+/*
+ * fdinfo shows the file's memory per segment with the standard DRM keys,
+ * and debugfs the segment's use and the allocation.
+ */
+static void test_observability(struct pagoda_dev *dev)
+{
+	char fdinfo[64];
+	struct pagoda_bo vram, sys;
+	long long total_vram, total_sys, used;
+
+	if (create(dev, 4 * MIB, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM, 0, &vram) ||
+	    create(dev, 2 * MIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, 0, &sys)) {
+		pt_fail("create the allocations to observe");
+		return;
+	}
+	snprintf(fdinfo, sizeof(fdinfo), "/proc/self/fdinfo/%d", dev->fd);
+	total_vram = file_key(fdinfo, "drm-total-vram");
+	total_sys = file_key(fdinfo, "drm-total-system");
+	pt_check(total_vram == 4 * (long long)MIB && total_sys == 2 * (long long)MIB,
+		 "fdinfo: drm-total-vram %lld, drm-total-system %lld bytes (want 4 and 2 MiB)",
+		 total_vram, total_sys);
+	pt_check(file_key(fdinfo, "drm-resident-vram") == 4 * (long long)MIB,
+		 "fdinfo: drm-resident-vram 4 MiB");
+	used = debugfs_value("/sys/kernel/debug/dri/0/segments", "1 vram", " used ");
+	pt_check(used >= 4 * (long long)MIB, "debugfs segments: %lld bytes of VRAM used", used);
+	pt_check(debugfs_value("/sys/kernel/debug/dri/0/allocations", "", "size 4194304") >= 0,
+		 "debugfs allocations lists the 4 MiB one");
+	pagoda_bo_free(dev, &vram);
+	pagoda_bo_free(dev, &sys);
+}
+
 static void expect(int ret, int want, const char *what)
 {
 	pt_check(ret == want, "%s: %s (want %s)", what, strerror(-ret), strerror(-want));
@@ -230,6 +300,7 @@ int main(void)
 	test_segments(&dev);
 	test_cleared(&dev);
 	test_physical(&dev);
+	test_observability(&dev);
 	test_eviction(&dev);
 	test_bad_arguments(&dev);
 	pagoda_close(&dev);

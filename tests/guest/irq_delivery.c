@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * An interrupt raised by the device reaches the driver's handler, with
- * MSI-X (the fault vector) or, under pci=nomsi, INTx. The test makes the
- * render engine fault on a ring entry it cannot fetch (pt_raise_fault_irq()).
- * The handler must take the interrupt, drain the fault queue, log the
- * record and leave no interrupt pending.
+ * Interrupts raised by the device reach the driver's handler, with MSI-X
+ * (the paging and fault vectors) or, under pci=nomsi, INTx:
+ *  - the paging engine's: a new VRAM allocation is cleared by a paging job
+ *    of the driver, whose completion interrupt signals its fence (the CPU
+ *    mapping waits for it);
+ *  - the fault vector's: the test makes the render engine, which the
+ *    driver does not use yet, fault on a ring entry it cannot fetch
+ *    (pt_raise_fault_irq()). The handler must drain the fault queue, log
+ *    the record and leave no interrupt pending.
  */
 #include <sys/klog.h>
 
@@ -25,6 +29,35 @@ static int kernel_log_has(const char *text)
 	found = len > 0 && strstr(buf, text);
 	free(buf);
 	return found;
+}
+
+/* A paging job of the driver completes through its interrupt. */
+static void check_paging_interrupt(void)
+{
+	const char *line = pt_cmdline_has("pci=nomsi") ? "pagoda" : "pagoda-paging";
+	struct pagoda_bo_desc desc = {
+		.size = 1 << 20,
+		.segments = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
+	};
+	long long before = pt_irq_count(line);
+	struct pagoda_dev dev;
+	struct pagoda_bo bo;
+	int ret;
+
+	ret = pagoda_open(&dev);
+	if (!pt_check(!ret, "open the render node: %s", strerror(-ret)))
+		return;
+	ret = pagoda_bo_create(&dev, &desc, &bo);
+	if (pt_check(!ret, "a VRAM allocation (cleared by a paging job): %s", strerror(-ret))) {
+		ret = pagoda_bo_map(&dev, &bo);
+		pt_check(!ret && !((volatile uint32_t *)bo.map)[0],
+			 "mapped after the clear's fence signalled: %s", strerror(-ret));
+		pagoda_bo_free(&dev, &bo);
+	}
+	pt_check(pt_irq_count(line) > before, "paging interrupt on \"%s\": %lld -> %lld",
+		 line, before, pt_irq_count(line));
+	pagoda_close(&dev);
 }
 
 int main(void)
@@ -67,5 +100,6 @@ int main(void)
 		 "the handler logged the BAD_RING_ENTRY record");
 
 	pt_render_ring_off(mmio);
+	check_paging_interrupt();
 	return pt_exit();
 }

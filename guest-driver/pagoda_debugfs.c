@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda debugfs
+ *
+ * Files under /sys/kernel/debug/dri/<minor>/:
+ *
+ * - ``segments``: one line per segment: size, used, free and largest free
+ *   block, evictions and bytes moved (memory segments), page size;
+ * - ``allocations``: every allocation of the device: size, where it is
+ *   now (segment, offset, contiguous), allowed segments, flags, priority.
+ *
+ * Reading them takes the locks the data needs, never a BO reservation for
+ * longer than a trylock: a busy allocation shows as "busy".
+ */
+
+#include <linux/seq_file.h>
+
+#include <drm/drm_debugfs.h>
+#include <drm/drm_file.h>
+
+#include <uapi/drm/pagoda_drm.h>
+
+#include "pagoda_drv.h"
+
+static const char *const pagoda_segment_names[PAGODA_NUM_SEGMENTS] = {
+	"system", "vram", "hidden-vram", "aperture",
+};
+
+/**
+ * pagoda_segment_name - short name of a segment, as fdinfo and debugfs use it
+ * @id: segment id
+ *
+ * Return: the name.
+ */
+const char *pagoda_segment_name(unsigned int id)
+{
+	return id < PAGODA_NUM_SEGMENTS ? pagoda_segment_names[id] : "unknown";
+}
+
+static int pagoda_debugfs_segments(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	unsigned int id;
+
+	for (id = 0; id < PAGODA_NUM_SEGMENTS; id++) {
+		const struct pagoda_segment *seg = &pgdev->segs[id];
+		struct pagoda_vram_mgr *mgr = &pgdev->vram_mgr[id];
+		u64 size, used, largest, evictions, moved;
+
+		seq_printf(m, "%u %-12s", id, pagoda_segment_name(id));
+		if (seg->kind != PAGODA_SEG_KIND_MEMORY) {
+			seq_printf(m, " size %llu page %u%s\n", seg->size, seg->page_size,
+				   id == PAGODA_SEG_SYSTEM ? " (the guest's memory)" :
+							     " (not managed)");
+			continue;
+		}
+		pagoda_vram_mgr_usage(mgr, &size, &used, &largest);
+		mutex_lock(&mgr->lock);
+		evictions = mgr->evictions;
+		moved = mgr->bytes_moved;
+		mutex_unlock(&mgr->lock);
+		seq_printf(m, " size %llu used %llu free %llu largest-free %llu evictions %llu bytes-moved %llu page %u\n",
+			   size, used, size - used, largest, evictions, moved, seg->page_size);
+	}
+	return 0;
+}
+
+static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
+{
+	struct ttm_buffer_object *tbo = &bo->tbo;
+	unsigned int seg;
+
+	seq_printf(m, "%p size %zu allowed 0x%x flags 0x%x priority %u", bo, tbo->base.size,
+		   bo->segments, bo->flags, tbo->priority);
+	if (!dma_resv_trylock(tbo->base.resv)) {
+		seq_puts(m, " busy\n");
+		return;
+	}
+	if (!tbo->resource) {
+		seq_puts(m, " nowhere\n");
+	} else {
+		seg = pagoda_mem_type_segment(tbo->resource->mem_type);
+		seq_printf(m, " in %s", pagoda_segment_name(seg));
+		if (seg != PAGODA_SEG_SYSTEM)
+			seq_printf(m, " offset 0x%llx%s", pagoda_vram_res_offset(tbo->resource, 0),
+				   pagoda_vram_res_is_contiguous(tbo->resource) ?
+				   " contiguous" : "");
+		seq_putc(m, '\n');
+	}
+	dma_resv_unlock(tbo->base.resv);
+}
+
+static int pagoda_debugfs_allocations(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	struct pagoda_bo *bo;
+	unsigned int count = 0;
+
+	mutex_lock(&pgdev->bo_list_lock);
+	list_for_each_entry(bo, &pgdev->bo_list, link) {
+		pagoda_debugfs_bo(m, bo);
+		count++;
+	}
+	mutex_unlock(&pgdev->bo_list_lock);
+	seq_printf(m, "%u allocations\n", count);
+	return 0;
+}
+
+static const struct drm_debugfs_info pagoda_debugfs_files[] = {
+	{ "segments", pagoda_debugfs_segments },
+	{ "allocations", pagoda_debugfs_allocations },
+};
+
+/**
+ * pagoda_debugfs_init - declare the debugfs files
+ * @pgdev: device about to be registered (the files appear then)
+ */
+void pagoda_debugfs_init(struct pagoda_device *pgdev)
+{
+	drm_debugfs_add_files(&pgdev->drm, pagoda_debugfs_files,
+			      ARRAY_SIZE(pagoda_debugfs_files));
+}
+
+/**
+ * pagoda_show_fdinfo - the DRM file's memory use, per segment
+ * @p: printer of the fdinfo file
+ * @file: the DRM file
+ *
+ * Prints the standard drm-total-, drm-shared-, drm-resident- keys (and
+ * the others of drm_print_memory_stats()) once per segment, named by the
+ * segment: drm-total-vram, drm-total-system, ... An allocation counts in
+ * the segment it is in now; one being moved counts where it last was.
+ */
+void pagoda_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct drm_memory_stats stats[PAGODA_NUM_SEGMENTS] = {};
+	struct drm_gem_object *gem;
+	unsigned int seg;
+	int id;
+
+	spin_lock(&file->table_lock);
+	idr_for_each_entry(&file->object_idr, gem, id) {
+		struct pagoda_bo *bo = gem_to_pagoda_bo(gem);
+		struct drm_memory_stats *s;
+
+		seg = READ_ONCE(bo->segment);
+		s = &stats[seg < PAGODA_NUM_SEGMENTS ? seg : PAGODA_SEG_SYSTEM];
+		if (gem->handle_count > 1 || gem->dma_buf)
+			s->shared += gem->size;
+		else
+			s->private += gem->size;
+		s->resident += gem->size;
+	}
+	spin_unlock(&file->table_lock);
+
+	for (seg = 0; seg < PAGODA_SEG_APERTURE; seg++)
+		drm_print_memory_stats(p, &stats[seg], DRM_GEM_OBJECT_RESIDENT,
+				       pagoda_segment_name(seg));
+}
