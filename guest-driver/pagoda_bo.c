@@ -7,7 +7,9 @@
  * names the segments it may live in, the one it prefers, where it goes when
  * evicted, and its priority; TTM places it, moves it (through
  * pagoda_ttm.c's paging-engine moves) and evicts it under pressure, lowest
- * priority and least recently used first.
+ * priority and least recently used first. The other allowed segments are
+ * fallbacks: an allocation gets its preferred segment by evicting others
+ * from it, and lands elsewhere only when nothing there can be evicted.
  *
  * Sizes are rounded up to the largest page size of the allowed memory
  * segments, so an allocation is a whole number of segment pages wherever it
@@ -31,6 +33,7 @@
 #include <uapi/drm/pagoda_drm.h>
 
 #include "pagoda_drv.h"
+#include "pagoda_trace.h"
 #include "pagoda_vram_mgr.h"
 
 static const u32 pagoda_segment_mem_type[] = {
@@ -137,6 +140,12 @@ static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 ev
 		place->mem_type = pagoda_segment_mem_type[seg];
 		if (contiguous && seg != PAGODA_SEG_SYSTEM)
 			place->flags |= TTM_PL_FLAG_CONTIGUOUS;
+		/*
+		 * Only the preferred segment is tried first; TTM evicts others
+		 * from it before it falls back to the other allowed segments.
+		 */
+		if (n > 1)
+			place->flags |= TTM_PL_FLAG_FALLBACK;
 	}
 	bo->placement.placement = bo->places;
 	bo->placement.num_placement = n;
@@ -227,8 +236,54 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 				   0, &ctx, NULL, NULL, pagoda_bo_destroy);
 	if (ret)
 		return ERR_PTR(ret);
+	trace_pagoda_bo_create(bo, size, bo->segments, bo->flags, args->priority);
 	ttm_bo_unreserve(&bo->tbo);
 	return bo;
+}
+
+/**
+ * pagoda_bo_unmap_all_dma - drop the DMA mappings of every allocation
+ * @pgdev: device being unplugged, engines stopped
+ *
+ * Allocations outlive the PCI binding, but their system pages must not
+ * stay mapped for a device the driver lets go of: the mappings go now,
+ * the pages when the allocation does (CPU mappings get a dummy page after
+ * the unplug). TTM's ttm_device_clear_dma_mappings() would free the pages
+ * instead, but in this kernel it spins forever, holding the LRU lock, on
+ * an allocation whose last reference is being dropped at the same time;
+ * the driver's own list and references avoid that.
+ */
+void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
+{
+	struct ttm_buffer_object **held;
+	unsigned int count = 0, n = 0, i;
+	struct pagoda_bo *bo;
+
+	mutex_lock(&pgdev->bo_list_lock);
+	list_for_each_entry(bo, &pgdev->bo_list, link)
+		count++;
+	held = kvmalloc_array(count, sizeof(*held), GFP_KERNEL);
+	if (held) {
+		list_for_each_entry(bo, &pgdev->bo_list, link)
+			if (ttm_bo_get_unless_zero(&bo->tbo))
+				held[n++] = &bo->tbo;
+	}
+	mutex_unlock(&pgdev->bo_list_lock);
+	if (!held) {
+		drm_err(&pgdev->drm, "no memory to release the allocations' DMA mappings\n");
+		return;
+	}
+
+	for (i = 0; i < n; i++) {
+		struct ttm_buffer_object *tbo = held[i];
+
+		dma_resv_lock(tbo->base.resv, NULL);
+		if (tbo->ttm)
+			pagoda_tt_unmap_dma(tbo->bdev, tbo->ttm);
+		dma_resv_unlock(tbo->base.resv);
+		ttm_bo_put(tbo);
+	}
+	kvfree(held);
 }
 
 /**

@@ -7,6 +7,7 @@
 
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_placement.h>
+#include <drm/ttm/ttm_tt.h>
 
 #include <pagoda/pagoda_hw.h>
 
@@ -36,6 +37,21 @@ struct pagoda_bo {
 	struct ttm_place eviction_placement[2];
 };
 
+/**
+ * struct pagoda_tt - the system pages of an allocation
+ * @tt: TTM's page array
+ * @dma: the pages' bus addresses for the device (segment 0 offsets)
+ * @mapped: @dma is valid; cleared when the pages are unmapped, at
+ *	unpopulate or when the device is unplugged
+ *
+ * Written with the allocation's reservation held.
+ */
+struct pagoda_tt {
+	struct ttm_tt tt;
+	dma_addr_t *dma;
+	bool mapped;
+};
+
 static inline struct pagoda_bo *to_pagoda_bo(struct ttm_buffer_object *tbo)
 {
 	return container_of(tbo, struct pagoda_bo, tbo);
@@ -49,6 +65,8 @@ static inline struct pagoda_bo *gem_to_pagoda_bo(struct drm_gem_object *gem)
 struct drm_device;
 struct drm_file;
 
+struct ttm_device;
+void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt);
 int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *file);
 

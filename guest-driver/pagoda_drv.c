@@ -267,12 +267,7 @@ static void pagoda_remove(struct pci_dev *pdev)
 	/* New ioctls fail with ENODEV from here on; open files stay valid. */
 	drm_dev_unplug(&pgdev->drm);
 	pagoda_engines_stop(pgdev, -ENODEV);
-	/*
-	 * Allocations outlive the binding, but their system pages must not
-	 * stay mapped for a device the driver lets go of: their contents go
-	 * (CPU mappings get a dummy page after the unplug anyway).
-	 */
-	ttm_device_clear_dma_mappings(&pgdev->bdev);
+	pagoda_bo_unmap_all_dma(pgdev);
 	pagoda_irq_fini(pgdev);
 }
 

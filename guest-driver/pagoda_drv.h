@@ -169,6 +169,7 @@ void pagoda_ttm_fini(struct pagoda_device *pgdev);
 unsigned int pagoda_mem_type_segment(u32 mem_type);
 void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool evict, u64 bytes);
 const char *pagoda_segment_name(unsigned int id);
+void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev);
 void pagoda_debugfs_init(struct pagoda_device *pgdev);
 struct drm_printer;
 void pagoda_show_fdinfo(struct drm_printer *p, struct drm_file *file);

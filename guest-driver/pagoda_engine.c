@@ -28,6 +28,7 @@
 #include <drm/drm_print.h>
 
 #include "pagoda_drv.h"
+#include "pagoda_trace.h"
 
 static_assert(offsetof(struct pagoda_job, fence) == 0);	/* dma_fence_free() frees the job */
 static_assert(PAGODA_JOB_BUF_SIZE <= PAGODA_RING_MAX_LENGTH);
@@ -194,6 +195,7 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
 	list_for_each_entry_safe(job, next, &engine->pending, link) {
 		if (job->fence.seqno > retired)
 			break;
+		trace_pagoda_job_retire(engine->id, job->fence.seqno, job->cmd_bytes);
 		list_del_init(&job->link);
 		dma_fence_signal_locked(&job->fence);
 	}
@@ -357,6 +359,7 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	dma_fence_init(&job->fence, &pagoda_fence_ops, &engine->fence_lock,
 		       engine->fence_context, engine->next_seqno++);
 	pagoda_ring_write(engine, job);
+	trace_pagoda_job_submit(engine->id, job->fence.seqno, job->cmd_bytes);
 
 	spin_lock_irqsave(&engine->fence_lock, flags);
 	list_add_tail(&job->link, &engine->pending);

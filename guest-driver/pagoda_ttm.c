@@ -22,6 +22,7 @@
  * what the memory held before). The CPU never copies an allocation.
  */
 
+#include <linux/dma-mapping.h>
 #include <linux/pci.h>
 
 #include <drm/drm_print.h>
@@ -33,6 +34,7 @@
 
 #include "pagoda_drv.h"
 #include "pagoda_paging.h"
+#include "pagoda_trace.h"
 #include "pagoda_vram_mgr.h"
 
 static void pagoda_read_segment(struct pagoda_device *pgdev, unsigned int id)
@@ -105,24 +107,87 @@ static bool mem_type_is_vram(u32 mem_type)
 	return mem_type == TTM_PL_VRAM || mem_type == PAGODA_PL_HIDDEN;
 }
 
+/*
+ * System pages come from TTM's pool; the driver maps them for the device
+ * itself (rather than letting the pool do it) so that it can take every
+ * mapping down when the device is unplugged while allocations live on:
+ * see pagoda_bo_unmap_all_dma().
+ */
 static struct ttm_tt *pagoda_ttm_tt_create(struct ttm_buffer_object *bo, u32 page_flags)
 {
-	struct ttm_tt *tt = kzalloc(sizeof(*tt), GFP_KERNEL);
+	struct pagoda_tt *ptt = kzalloc(sizeof(*ptt), GFP_KERNEL);
 
-	if (!tt)
+	if (!ptt)
 		return NULL;
-	/* sg init: the pool fills dma_address, which the paging engine needs */
-	if (ttm_sg_tt_init(tt, bo, page_flags, ttm_cached)) {
-		kfree(tt);
+	if (ttm_tt_init(&ptt->tt, bo, page_flags, ttm_cached, 0)) {
+		kfree(ptt);
 		return NULL;
 	}
-	return tt;
+	ptt->dma = kvcalloc(ptt->tt.num_pages, sizeof(*ptt->dma), GFP_KERNEL);
+	if (!ptt->dma) {
+		ttm_tt_fini(&ptt->tt);
+		kfree(ptt);
+		return NULL;
+	}
+	return &ptt->tt;
+}
+
+/**
+ * pagoda_tt_unmap_dma - undo the device's mappings of an allocation's pages
+ * @bdev: the TTM device
+ * @tt: populated or not; a no-op when not mapped
+ */
+void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt)
+{
+	struct pagoda_tt *ptt = container_of(tt, struct pagoda_tt, tt);
+	pgoff_t i;
+
+	if (!ptt->mapped)
+		return;
+	for (i = 0; i < tt->num_pages; i++)
+		dma_unmap_page(bdev->pool.dev, ptt->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	ptt->mapped = false;
+}
+
+static int pagoda_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
+				  struct ttm_operation_ctx *ctx)
+{
+	struct pagoda_tt *ptt = container_of(tt, struct pagoda_tt, tt);
+	pgoff_t i;
+	int ret;
+
+	ret = ttm_pool_alloc(&bdev->pool, tt, ctx);
+	if (ret)
+		return ret;
+	for (i = 0; i < tt->num_pages; i++) {
+		ptt->dma[i] = dma_map_page(bdev->pool.dev, tt->pages[i], 0, PAGE_SIZE,
+					   DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(bdev->pool.dev, ptt->dma[i]))
+			goto err_unmap;
+	}
+	ptt->mapped = true;
+	return 0;
+
+err_unmap:
+	while (i--)
+		dma_unmap_page(bdev->pool.dev, ptt->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	ttm_pool_free(&bdev->pool, tt);
+	return -ENOMEM;
+}
+
+static void pagoda_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
+{
+	pagoda_tt_unmap_dma(bdev, tt);
+	ttm_pool_free(&bdev->pool, tt);
 }
 
 static void pagoda_ttm_tt_destroy(struct ttm_device *bdev, struct ttm_tt *tt)
 {
+	struct pagoda_tt *ptt = container_of(tt, struct pagoda_tt, tt);
+
 	ttm_tt_fini(tt);
-	kfree(tt);
+	kvfree(ptt->dma);
+	kfree(ptt);
 }
 
 static void pagoda_evict_flags(struct ttm_buffer_object *bo, struct ttm_placement *placement)
@@ -168,9 +233,15 @@ static int pagoda_copy_system(struct pagoda_paging_batch *batch, struct ttm_tt *
 	unsigned long page = 0;
 	int ret;
 
+	struct pagoda_tt *ptt = container_of(tt, struct pagoda_tt, tt);
+
+	/* the device would write wherever unmapped entries point */
+	if (!ptt->mapped)
+		return -ENODEV;
+
 	for (pagoda_vram_cursor_first(vram, 0, size, &cur); cur.size;
 	     pagoda_vram_cursor_next(&cur)) {
-		ret = pagoda_paging_copy_pages(batch, tt->dma_address + page,
+		ret = pagoda_paging_copy_pages(batch, ptt->dma + page,
 					       cur.size >> PAGE_SHIFT,
 					       PAGODA_PADDR(seg, cur.seg_offset), to_system);
 		if (ret)
@@ -237,6 +308,16 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 		return 0;
 	}
 
+	/*
+	 * TTM populates the pages of a system memory destination only when it
+	 * is first touched; a copy into it needs them now.
+	 */
+	if (old_has_data && new_mem->mem_type == TTM_PL_SYSTEM) {
+		ret = ttm_tt_populate(bo->bdev, bo->ttm, ctx);
+		if (ret)
+			return ret;
+	}
+
 	pagoda_paging_batch_init(&batch, pgdev);
 	if (!old_has_data)
 		ret = pagoda_clear(&batch, new_mem, bo->base.size);
@@ -255,6 +336,9 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
 
+	trace_pagoda_bo_move(bo, pagoda_mem_type_segment(old_type),
+			     pagoda_mem_type_segment(new_mem->mem_type), bo->base.size, evict,
+			     !old_has_data);
 	pagoda_segment_count_move(pgdev, old_has_data ? old_type : new_mem->mem_type,
 				  evict, bo->base.size);
 	WRITE_ONCE(to_pagoda_bo(bo)->segment, pagoda_mem_type_segment(new_mem->mem_type));
@@ -301,6 +385,8 @@ static unsigned long pagoda_io_mem_pfn(struct ttm_buffer_object *bo, unsigned lo
 
 static const struct ttm_device_funcs pagoda_ttm_funcs = {
 	.ttm_tt_create = pagoda_ttm_tt_create,
+	.ttm_tt_populate = pagoda_ttm_tt_populate,
+	.ttm_tt_unpopulate = pagoda_ttm_tt_unpopulate,
 	.ttm_tt_destroy = pagoda_ttm_tt_destroy,
 	.eviction_valuable = ttm_bo_eviction_valuable,
 	.evict_flags = pagoda_evict_flags,
