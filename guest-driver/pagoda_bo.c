@@ -109,6 +109,7 @@ static int pagoda_gem_mmap(struct drm_gem_object *gem, struct vm_area_struct *vm
 
 static const struct drm_gem_object_funcs pagoda_gem_funcs = {
 	.free = pagoda_gem_free,
+	.close = pagoda_residency_close,
 	.mmap = pagoda_gem_mmap,
 	.vm_ops = &pagoda_bo_vm_ops,
 };
@@ -357,15 +358,17 @@ int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *f
 	if (!gem)
 		return -ENOENT;
 	bo = gem_to_pagoda_bo(gem);
+	/* the file's lock comes before BO reservations */
+	args->residency = pagoda_residency_count(file->driver_priv, bo);
 
-	ret = ttm_bo_reserve(&bo->tbo, true, false, NULL);
+	/* a query is not a use: plain lock, the LRU order stays */
+	ret = dma_resv_lock_interruptible(bo->tbo.base.resv, NULL);
 	if (ret)
 		goto out;
 	res = bo->tbo.resource;
 	args->size = gem->size;
 	args->flags = bo->flags;
 	args->segment = pagoda_mem_type_segment(res->mem_type);
-	args->pad2 = 0;
 	if (args->segment == PAGODA_SEG_SYSTEM) {
 		args->contiguous = 0;
 		args->offset = 0;
@@ -376,7 +379,7 @@ int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *f
 	args->mmap_offset = 0;
 	if (pagoda_bo_cpu_mappable(bo))
 		args->mmap_offset = drm_vma_node_offset_addr(&gem->vma_node);
-	ttm_bo_unreserve(&bo->tbo);
+	dma_resv_unlock(bo->tbo.base.resv);
 out:
 	drm_gem_object_put(gem);
 	return ret;

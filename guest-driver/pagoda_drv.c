@@ -86,6 +86,8 @@ static const struct drm_ioctl_desc pagoda_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(PAGODA_GET_PARAM, pagoda_ioctl_get_param, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(PAGODA_GEM_CREATE, pagoda_ioctl_gem_create, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(PAGODA_GEM_INFO, pagoda_ioctl_gem_info, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_RESIDENCY, pagoda_ioctl_residency, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_SET_BUDGET, pagoda_ioctl_set_budget, DRM_RENDER_ALLOW),
 };
 
 static const struct file_operations pagoda_drm_fops = {
@@ -98,6 +100,8 @@ static const struct drm_driver pagoda_drm_driver = {
 	.driver_features	= DRIVER_GEM | DRIVER_RENDER,
 	.gem_prime_import	= drm_gem_prime_import,
 	.show_fdinfo		= pagoda_show_fdinfo,
+	.open			= pagoda_file_open,
+	.postclose		= pagoda_file_postclose,
 	.ioctls			= pagoda_ioctls,
 	.num_ioctls		= ARRAY_SIZE(pagoda_ioctls),
 	.fops			= &pagoda_drm_fops,

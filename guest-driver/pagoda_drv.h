@@ -169,6 +169,28 @@ void pagoda_ttm_fini(struct pagoda_device *pgdev);
 unsigned int pagoda_mem_type_segment(u32 mem_type);
 void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool evict, u64 bytes);
 const char *pagoda_segment_name(unsigned int id);
+
+/**
+ * struct pagoda_file - per DRM file (process) state
+ * @lock: protects everything below; taken before BO reservations
+ * @resident: struct pagoda_residency entries: allocations this file keeps
+ *	resident (pinned), with counts
+ * @resident_bytes: their total size
+ * @budget: bytes the file may keep resident, 0 for no limit
+ */
+struct pagoda_file {
+	struct mutex lock; /* see @lock above */
+	struct list_head resident;
+	u64 resident_bytes;
+	u64 budget;
+};
+
+int pagoda_file_open(struct drm_device *drm, struct drm_file *file);
+void pagoda_file_postclose(struct drm_device *drm, struct drm_file *file);
+int pagoda_ioctl_residency(struct drm_device *drm, void *data, struct drm_file *file);
+int pagoda_ioctl_set_budget(struct drm_device *drm, void *data, struct drm_file *file);
+void pagoda_residency_close(struct drm_gem_object *obj, struct drm_file *file);
+unsigned int pagoda_residency_count(struct pagoda_file *pfile, struct pagoda_bo *bo);
 void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev);
 void pagoda_debugfs_init(struct pagoda_device *pgdev);
 struct drm_printer;

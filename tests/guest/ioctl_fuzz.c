@@ -121,6 +121,7 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 /* Handles of allocations the fuzzer created, closed now and then. */
 #define MAX_LIVE	16
 static uint32_t live[MAX_LIVE];
+static unsigned int resident[MAX_LIVE];	/* MakeResident counts of live[] */
 static unsigned int nlive;
 
 static void close_handle(int fd, uint32_t handle)
@@ -132,8 +133,10 @@ static void close_handle(int fd, uint32_t handle)
 
 static void close_all(int fd)
 {
-	while (nlive)
+	while (nlive) {
 		close_handle(fd, live[--nlive]);
+		resident[nlive] = 0;
+	}
 }
 
 /* What GEM_CREATE must answer, by the rules of docs/driver.md. */
@@ -194,6 +197,7 @@ static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
 	if (!got && got == want) {
 		if (nlive == MAX_LIVE)
 			close_all(fd);
+		resident[nlive] = 0;
 		live[nlive++] = args.handle;
 		return 1;
 	}
@@ -237,6 +241,93 @@ static int fuzz_gem_info(int fd, void *readonly, unsigned long i)
 	return 0;
 }
 
+/* Index of @handle in live[], or -1. */
+static int live_index(uint32_t handle)
+{
+	unsigned int k;
+
+	for (k = 0; k < nlive; k++)
+		if (live[k] == handle)
+			return k;
+	return -1;
+}
+
+/*
+ * DRM_IOCTL_PAGODA_RESIDENCY: EINVAL for a bad count or op, EFAULT for
+ * unreadable handles, ENOENT for an unknown one, EINVAL for an EVICT of
+ * what is not resident often enough; a MakeResident of known handles
+ * succeeds or finds no room (ENOSPC, ENOMEM). Counts are tracked so that
+ * the result of every EVICT is known exactly.
+ */
+static int fuzz_residency(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_residency args = { 0 };
+	uint32_t handles[8];
+	unsigned int n, k, uses[MAX_LIVE] = { 0 };
+	int want = 0, got, bad_handle = 0, idx;
+
+	static const uint32_t bad_counts[] = { 0, DRM_PAGODA_RESIDENCY_MAX + 1, 0x80000000u, ~0u };
+
+	n = rnd_below(8) ? 1 + rnd_below(8) : bad_counts[rnd_below(ARRAY_SIZE(bad_counts))];
+	args.count = n;
+	args.op = rnd_below(8) ? rnd_below(2) : (uint32_t)rnd_value();
+	for (k = 0; k < 8; k++) {
+		handles[k] = nlive && rnd_below(8) ? live[rnd_below(nlive)] : (uint32_t)rnd();
+		idx = live_index(handles[k]);
+		if (k < n && idx < 0)
+			bad_handle = 1;
+		else if (k < n)
+			uses[idx]++;
+	}
+	args.handles = (uintptr_t)handles;
+	if (!n || n > DRM_PAGODA_RESIDENCY_MAX || args.op > DRM_PAGODA_EVICT)
+		want = EINVAL;
+	else if (bad_handle)
+		want = ENOENT;
+	else if (args.op == DRM_PAGODA_EVICT)
+		for (k = 0; k < nlive; k++)
+			if (uses[k] > resident[k])
+				want = EINVAL;
+	if (!want && !rnd_below(16)) {
+		args.handles = (uintptr_t)bad_pointer(readonly);
+		want = args.handles == (uintptr_t)readonly ? -1 : EFAULT;
+	}
+	got = do_ioctl(fd, DRM_IOCTL_PAGODA_RESIDENCY, &args);
+	count(&pagoda_outcome, got);
+	if (want == -1)		/* read-only memory holds zero handles */
+		return got == ENOENT || got == 0 || got == EINVAL || got == ENOSPC;
+	if (!want && got == 0) {
+		for (k = 0; k < nlive; k++)
+			resident[k] += args.op == DRM_PAGODA_MAKE_RESIDENT ? uses[k] : -uses[k];
+		return 1;
+	}
+	if (got == want || (!want && args.op == DRM_PAGODA_MAKE_RESIDENT &&
+			    (got == ENOSPC || got == ENOMEM)))
+		return 1;
+	pt_fail("call %lu: RESIDENCY op %u count %u: %s (want %s)", i, args.op, args.count,
+		strerror(got), strerror(want));
+	return 0;
+}
+
+/* DRM_IOCTL_PAGODA_SET_BUDGET always succeeds; a budget only limits. */
+static int fuzz_set_budget(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_set_budget args = { .budget = rnd_below(2) ? 0 : rnd_value() };
+	int want = 0, got;
+
+	if (!rnd_below(16)) {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_SET_BUDGET, bad_pointer(readonly));
+		want = EFAULT;
+	} else {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_SET_BUDGET, &args);
+	}
+	count(&pagoda_outcome, got);
+	if (got == want)
+		return 1;
+	pt_fail("call %lu: SET_BUDGET: %s (want %s)", i, strerror(got), strerror(want));
+	return 0;
+}
+
 /*
  * Any ioctl number in the DRM driver range or the core range, any size and
  * direction, random payload. Driver numbers past the last Pagoda ioctl are
@@ -254,8 +345,8 @@ static int fuzz_any(int fd, void *payload, void *readonly, unsigned long i)
 	nr = rnd_below(2) ? DRM_COMMAND_BASE + rnd_below(DRM_COMMAND_END - DRM_COMMAND_BASE)
 			  : rnd_below(DRM_COMMAND_BASE);
 	/* Pagoda's own ioctls are fuzzed with structure above. */
-	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_GEM_INFO)
-		nr = DRM_COMMAND_BASE + DRM_PAGODA_GEM_INFO + 1;
+	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_SET_BUDGET)
+		nr = DRM_COMMAND_BASE + DRM_PAGODA_SET_BUDGET + 1;
 	/* GEM_CLOSE with a random handle could close one the fuzzer tracks */
 	if (nr == _IOC_NR(DRM_IOCTL_GEM_CLOSE))
 		nr = _IOC_NR(DRM_IOCTL_VERSION);
@@ -311,7 +402,7 @@ int main(void)
 	for (i = 0; i < calls && failed < 10; i++) {
 		int ok;
 
-		switch (rnd_below(5)) {
+		switch (rnd_below(7)) {
 		case 0:
 			ok = fuzz_get_param(fd, readonly, i);
 			break;
@@ -320,6 +411,12 @@ int main(void)
 			break;
 		case 2:
 			ok = fuzz_gem_info(fd, readonly, i);
+			break;
+		case 3:
+			ok = fuzz_residency(fd, readonly, i);
+			break;
+		case 4:
+			ok = fuzz_set_budget(fd, readonly, i);
 			break;
 		default:
 			ok = fuzz_any(fd, payload, readonly, i);

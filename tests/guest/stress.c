@@ -7,7 +7,8 @@
  * disturbance.
  *
  * Operations: allocate (random size, segments and priority), write a
- * pattern through a CPU mapping, verify it, free; open and close the
+ * pattern through a CPU mapping, verify it, make it resident or evict it,
+ * free; open and close the
  * render node, query every parameter (the value must not change),
  * duplicate a file and use it from a forked child, mmap offsets that name
  * no object (refused), close unknown GEM handles (refused). The working set
@@ -45,6 +46,7 @@ enum op {
 	OP_WRITE,
 	OP_VERIFY,
 	OP_FREE,
+	OP_RESIDENCY,
 	OP_OPEN_CLOSE,
 	OP_GET_PARAM,
 	OP_FORK_DUP,
@@ -54,7 +56,7 @@ enum op {
 };
 
 static const char *const op_names[NUM_OPS] = {
-	"alloc", "cpu-write", "cpu-verify", "free",
+	"alloc", "cpu-write", "cpu-verify", "free", "resident/evict",
 	"open/close", "get-param", "fork+dup", "mmap-nothing", "gem-close-unknown",
 };
 
@@ -84,6 +86,7 @@ struct worker_bo {
 	struct pagoda_bo bo;
 	uint64_t seed;
 	int written;		/* the pattern is in it */
+	int resident;		/* made resident and not evicted */
 	unsigned int unplugs;	/* sh->unplugs when it was made */
 };
 
@@ -294,6 +297,28 @@ static int bo_free(int fd)
 	return ret;
 }
 
+/* Make an allocation resident (pinned) or evict it again. */
+static int bo_residency(int fd)
+{
+	struct worker_bo *w = pick_bo();
+	struct drm_pagoda_residency args = { .count = 1 };
+	int ret;
+
+	if (!w)
+		return 0;
+	args.handles = (uintptr_t)&w->bo.handle;
+	args.op = w->resident ? DRM_PAGODA_EVICT : DRM_PAGODA_MAKE_RESIDENT;
+	ret = ioctl(fd, DRM_IOCTL_PAGODA_RESIDENCY, &args) ? -errno : 0;
+	if (!ret)
+		w->resident = !w->resident;
+	/* no room to keep it resident: refused cleanly */
+	if (ret == -ENOSPC || ret == -ENOMEM) {
+		sh->w[worker_id].no_room++;
+		return 0;
+	}
+	return ret;
+}
+
 /* The device went away: its allocations are gone with the file. */
 static void drop_bos(void)
 {
@@ -317,6 +342,8 @@ static int run_op(enum op op, int *fd)
 		return bo_verify(*fd);
 	case OP_FREE:
 		return bo_free(*fd);
+	case OP_RESIDENCY:
+		return bo_residency(*fd);
 	case OP_OPEN_CLOSE: {
 		int other = open_node();
 

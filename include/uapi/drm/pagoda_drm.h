@@ -20,6 +20,8 @@ extern "C" {
 #define DRM_PAGODA_GET_PARAM		0x00
 #define DRM_PAGODA_GEM_CREATE		0x01
 #define DRM_PAGODA_GEM_INFO		0x02
+#define DRM_PAGODA_RESIDENCY		0x03
+#define DRM_PAGODA_SET_BUDGET		0x04
 
 #define DRM_IOCTL_PAGODA_GET_PARAM	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM, \
 						 struct drm_pagoda_get_param)
@@ -27,6 +29,10 @@ extern "C" {
 						 struct drm_pagoda_gem_create)
 #define DRM_IOCTL_PAGODA_GEM_INFO	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GEM_INFO, \
 						 struct drm_pagoda_gem_info)
+#define DRM_IOCTL_PAGODA_RESIDENCY	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_RESIDENCY, \
+						 struct drm_pagoda_residency)
+#define DRM_IOCTL_PAGODA_SET_BUDGET	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_SET_BUDGET, \
+						 struct drm_pagoda_set_budget)
 
 /**
  * enum drm_pagoda_param - values DRM_IOCTL_PAGODA_GET_PARAM reports
@@ -121,7 +127,8 @@ struct drm_pagoda_gem_create {
  * @segment: out: the segment it is in now
  * @flags: out: its DRM_PAGODA_BO_* flags
  * @contiguous: out: 1 when its memory is one contiguous range
- * @pad2: out: zero
+ * @residency: out: how many times this file made it resident and has not
+ *	evicted it yet (DRM_IOCTL_PAGODA_RESIDENCY)
  * @offset: out: offset of its first byte in @segment; 0 in system memory
  *	(user space never learns a system memory address)
  */
@@ -133,8 +140,45 @@ struct drm_pagoda_gem_info {
 	__u32 segment;
 	__u32 flags;
 	__u32 contiguous;
-	__u32 pad2;
+	__u32 residency;
 	__u64 offset;
+};
+
+/* drm_pagoda_residency.op */
+#define DRM_PAGODA_MAKE_RESIDENT	0
+#define DRM_PAGODA_EVICT		1
+/* Most handles one DRM_IOCTL_PAGODA_RESIDENCY takes. */
+#define DRM_PAGODA_RESIDENCY_MAX	1024
+
+/**
+ * struct drm_pagoda_residency - argument of DRM_IOCTL_PAGODA_RESIDENCY
+ * @handles: in: user pointer to @count __u32 GEM handles
+ * @count: in: 1 .. DRM_PAGODA_RESIDENCY_MAX
+ * @op: in: DRM_PAGODA_MAKE_RESIDENT or DRM_PAGODA_EVICT
+ * @bytes_to_trim: out: when MAKE_RESIDENT fails with ENOSPC because the
+ *	file's budget would be exceeded, the bytes it must evict first; else 0
+ *
+ * MAKE_RESIDENT brings every allocation into a segment the GPU reaches
+ * (its preferred segment if it can) and keeps it there, counted per file,
+ * until as many EVICTs; all or nothing. EVICT drops one count of each
+ * (all or nothing); at 0 the allocation may be evicted again.
+ */
+struct drm_pagoda_residency {
+	__u64 handles;
+	__u32 count;
+	__u32 op;
+	__u64 bytes_to_trim;
+};
+
+/**
+ * struct drm_pagoda_set_budget - argument of DRM_IOCTL_PAGODA_SET_BUDGET
+ * @budget: in: bytes this file may keep resident (0: no limit);
+ *	out: the previous budget
+ * @resident: out: bytes this file keeps resident now
+ */
+struct drm_pagoda_set_budget {
+	__u64 budget;
+	__u64 resident;
 };
 
 #if defined(__cplusplus)
