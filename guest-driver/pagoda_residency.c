@@ -65,16 +65,24 @@ unsigned int pagoda_residency_count(struct pagoda_file *pfile, struct pagoda_bo 
 	return count;
 }
 
-/* Validate @bo into its placements and pin it. */
+/*
+ * Validate @bo into its preferred segment, evicting others if needed, or
+ * failing that into any of its placements, and pin it. (TTM's validate
+ * with all placements would leave an allocation in a fallback segment it
+ * is already in rather than evict for the preferred one.)
+ */
 static int pin_resident(struct pagoda_bo *bo)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct ttm_placement preferred = { .num_placement = 1, .placement = &bo->places[0] };
 	int ret;
 
 	ret = ttm_bo_reserve(&bo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
-	ret = ttm_bo_validate(&bo->tbo, &bo->placement, &ctx);
+	ret = ttm_bo_validate(&bo->tbo, &preferred, &ctx);
+	if (ret == -ENOSPC || ret == -ENOMEM || ret == -EBUSY)
+		ret = ttm_bo_validate(&bo->tbo, &bo->placement, &ctx);
 	if (!ret && bo->tbo.ttm && !ttm_tt_is_populated(bo->tbo.ttm))
 		ret = ttm_tt_populate(bo->tbo.bdev, bo->tbo.ttm, &ctx);
 	if (!ret)

@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Device benchmark: builds what it needs, then drives the Pagoda GPU through
-# qtest and prints throughputs next to the host's memcpy/memset.
+# Benchmarks: the device benchmark (drives the Pagoda GPU through qtest and
+# prints throughputs next to the host's memcpy/memset), then the video
+# memory manager benchmark in a guest (guest-driver/tools/pagoda-membench.c:
+# CPU access, allocation rate, eviction and re-admission, each next to a
+# baseline of the same run). See docs/performance.md.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 "$PAGODA_ROOT/scripts/setup.sh"
 step "device benchmark"
-cd "$QEMU_BUILD"
-QTEST_QEMU_BINARY=./qemu-system-x86_64 ./tests/qtest/pagoda-bench
+(cd "$QEMU_BUILD" && QTEST_QEMU_BINARY=./qemu-system-x86_64 ./tests/qtest/pagoda-bench)
+step "video memory manager benchmark (guest, stock kernel, 128 MiB of VRAM)"
+"$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=128M "$@" pagoda-membench
