@@ -23,13 +23,9 @@
 
 static uint64_t rng_state;
 
-/* xorshift64*: small, and the same sequence on every machine. */
 static uint64_t rnd(void)
 {
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545f4914f6cdd1dull;
+	return pt_rng_next(&rng_state);
 }
 
 static uint64_t rnd_below(uint64_t n)

@@ -258,6 +258,18 @@ static inline void pt_wreg(volatile uint32_t *mmio, uint32_t reg, uint32_t val)
 	mmio[reg / 4] = val;
 }
 
+/*
+ * xorshift64*: small, and the same sequence on every machine, so that a
+ * printed seed replays a run. @state must not be 0.
+ */
+static inline uint64_t pt_rng_next(uint64_t *state)
+{
+	*state ^= *state >> 12;
+	*state ^= *state << 25;
+	*state ^= *state >> 27;
+	return *state * 0x2545f4914f6cdd1dull;
+}
+
 /* Write @text to the (sysfs) file @path; returns 0 or a negative errno. */
 static inline int pt_write_file(const char *path, const char *text)
 {

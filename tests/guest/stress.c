@@ -97,10 +97,7 @@ static uint64_t rng;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545f4914f6cdd1dull;
+	return pt_rng_next(&rng);
 }
 
 /* Open the render node if the device is there; -1 otherwise. */
