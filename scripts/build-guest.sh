@@ -232,7 +232,10 @@ stage_files() {
 	# Drop what an earlier build staged and this one does not (a removed test).
 	local f
 	(cd "$STAGE" && find . -type f) | while read -r f; do
-		printf '%s\n' "${WANTED[@]}" | grep -qxF "$f" || { rm -f "$STAGE/$f"; info "removed $f"; }
+		# a here-string, not a pipe: grep -q stops reading early, and
+		# under pipefail the writer's SIGPIPE would count as no match
+		grep -qxF -- "$f" <<<"$(printf '%s\n' "${WANTED[@]}")" ||
+			{ rm -f "$STAGE/$f"; info "removed $f"; }
 	done
 	info "$STAGE"
 }

@@ -88,7 +88,8 @@ if [ $# -eq 0 ]; then
 	done
 fi
 for p in "$@"; do
-	printf '%s\n' "${known[@]}" | grep -qxF -- "$p" ||
+	# a here-string, not a pipe: see build-guest.sh
+	grep -qxF -- "$p" <<<"$(printf '%s\n' "${known[@]}")" ||
 		die "unknown guest program '$p'" "use one of: ${known[*]}"
 done
 [ -x "$QEMU_BIN" ] || die "QEMU is not built ($QEMU_BIN)" "run scripts/setup.sh"
