@@ -23,6 +23,9 @@
  * unplugged every fault gets a dummy page.
  */
 
+#include <linux/delay.h>
+#include <linux/workqueue.h>
+
 #include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
@@ -242,6 +245,33 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	return bo;
 }
 
+/*
+ * Allocations whose last reference went while the mappings were dropped
+ * are being freed elsewhere (by their last user, or by TTM's delayed
+ * delete once their fences signalled: the engines are stopped, so they
+ * have); their pages are unmapped as they go. Wait for them to be gone,
+ * so that nothing is mapped for the device when the unbind completes.
+ */
+static void pagoda_bo_wait_dying(struct pagoda_device *pgdev)
+{
+	unsigned int tries;
+	struct pagoda_bo *bo;
+	bool dying;
+
+	flush_workqueue(pgdev->bdev.wq);
+	for (tries = 0; tries < 500; tries++) {
+		dying = false;
+		mutex_lock(&pgdev->bo_list_lock);
+		list_for_each_entry(bo, &pgdev->bo_list, link)
+			dying |= !kref_read(&bo->tbo.kref);
+		mutex_unlock(&pgdev->bo_list_lock);
+		if (!dying)
+			return;
+		msleep(10);
+	}
+	drm_err(&pgdev->drm, "allocations still being freed at unplug\n");
+}
+
 /**
  * pagoda_bo_unmap_all_dma - drop the DMA mappings of every allocation
  * @pgdev: device being unplugged, engines stopped
@@ -285,6 +315,7 @@ void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
 		ttm_bo_put(tbo);
 	}
 	kvfree(held);
+	pagoda_bo_wait_dying(pgdev);
 }
 
 /**
