@@ -259,7 +259,7 @@ static void pagoda_bo_wait_dying(struct pagoda_device *pgdev)
 	bool dying;
 
 	flush_workqueue(pgdev->bdev.wq);
-	for (tries = 0; tries < 500; tries++) {
+	for (tries = 0; tries < 250; tries++) {
 		dying = false;
 		mutex_lock(&pgdev->bo_list_lock);
 		list_for_each_entry(bo, &pgdev->bo_list, link)
@@ -267,7 +267,7 @@ static void pagoda_bo_wait_dying(struct pagoda_device *pgdev)
 		mutex_unlock(&pgdev->bo_list_lock);
 		if (!dying)
 			return;
-		msleep(10);
+		msleep(20);
 	}
 	drm_err(&pgdev->drm, "allocations still being freed at unplug\n");
 }
