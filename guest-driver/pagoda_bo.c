@@ -39,12 +39,6 @@
 #include "pagoda_trace.h"
 #include "pagoda_vram_mgr.h"
 
-static const u32 pagoda_segment_mem_type[] = {
-	[PAGODA_SEG_SYSTEM] = TTM_PL_SYSTEM,
-	[PAGODA_SEG_VRAM] = TTM_PL_VRAM,
-	[PAGODA_SEG_VRAM_HIDDEN] = PAGODA_PL_HIDDEN,
-};
-
 /* Segments an allocation may name: those with a TTM memory type. */
 #define PAGODA_BO_SEGMENTS	(DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM) | \
 				 DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) | \
@@ -134,14 +128,14 @@ static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 ev
 	bool contiguous = bo->flags & (DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY);
 	unsigned int n = 0, id;
 
-	for (id = 0; id < ARRAY_SIZE(pagoda_segment_mem_type); id++) {
+	for (id = 0; id < PAGODA_BO_NUM_SEGMENTS; id++) {
 		unsigned int seg = id == 0 ? preferred : (id == preferred ? 0 : id);
 		struct ttm_place *place;
 
 		if (!(bo->segments & DRM_PAGODA_SEGMENT_MASK(seg)))
 			continue;
 		place = &bo->places[n++];
-		place->mem_type = pagoda_segment_mem_type[seg];
+		place->mem_type = pagoda_segment_mem_type(seg);
 		if (contiguous && seg != PAGODA_SEG_SYSTEM)
 			place->flags |= TTM_PL_FLAG_CONTIGUOUS;
 		/*
@@ -154,7 +148,7 @@ static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 ev
 	bo->placement.placement = bo->places;
 	bo->placement.num_placement = n;
 
-	bo->eviction_placement[0].mem_type = pagoda_segment_mem_type[eviction];
+	bo->eviction_placement[0].mem_type = pagoda_segment_mem_type(eviction);
 	if (contiguous && eviction != PAGODA_SEG_SYSTEM)
 		bo->eviction_placement[0].flags = TTM_PL_FLAG_CONTIGUOUS;
 	bo->eviction_placement[1].mem_type = TTM_PL_SYSTEM;
@@ -167,7 +161,7 @@ static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segme
 	u64 align = PAGE_SIZE, largest = 0;
 	unsigned int id;
 
-	for (id = 0; id < ARRAY_SIZE(pagoda_segment_mem_type); id++) {
+	for (id = 0; id < PAGODA_BO_NUM_SEGMENTS; id++) {
 		const struct pagoda_segment *seg = &pgdev->segs[id];
 
 		if (!(segments & DRM_PAGODA_SEGMENT_MASK(id)))

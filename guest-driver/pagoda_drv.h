@@ -26,6 +26,9 @@
 #include "pagoda_engine.h"
 #include "pagoda_vram_mgr.h"
 
+/* Allocations live in segments 0 .. PAGODA_BO_NUM_SEGMENTS - 1 (not the aperture). */
+#define PAGODA_BO_NUM_SEGMENTS	PAGODA_SEG_APERTURE
+
 /* TTM memory type of segment 2, hidden VRAM (segment 1 is TTM_PL_VRAM). */
 #define PAGODA_PL_HIDDEN	TTM_PL_PRIV
 
@@ -167,6 +170,7 @@ void pagoda_engines_stop(struct pagoda_device *pgdev, int error);
 int pagoda_ttm_init(struct pagoda_device *pgdev);
 void pagoda_ttm_fini(struct pagoda_device *pgdev);
 unsigned int pagoda_mem_type_segment(u32 mem_type);
+u32 pagoda_segment_mem_type(unsigned int seg);
 void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool evict, u64 bytes);
 const char *pagoda_segment_name(unsigned int id);
 

@@ -84,6 +84,26 @@ static int pagoda_read_segments(struct pagoda_device *pgdev)
 	return 0;
 }
 
+/* The TTM memory type of each segment allocations can live in. */
+static const u32 pagoda_segment_mem_types[] = {
+	[PAGODA_SEG_SYSTEM] = TTM_PL_SYSTEM,
+	[PAGODA_SEG_VRAM] = TTM_PL_VRAM,
+	[PAGODA_SEG_VRAM_HIDDEN] = PAGODA_PL_HIDDEN,
+};
+
+static_assert(ARRAY_SIZE(pagoda_segment_mem_types) == PAGODA_BO_NUM_SEGMENTS);
+
+/**
+ * pagoda_segment_mem_type - the TTM memory type of a segment
+ * @seg: PAGODA_SEG_SYSTEM, PAGODA_SEG_VRAM or PAGODA_SEG_VRAM_HIDDEN
+ *
+ * Return: the memory type.
+ */
+u32 pagoda_segment_mem_type(unsigned int seg)
+{
+	return pagoda_segment_mem_types[seg];
+}
+
 /**
  * pagoda_mem_type_segment - the segment a TTM memory type stands for
  * @mem_type: TTM_PL_SYSTEM, TTM_PL_VRAM or PAGODA_PL_HIDDEN
@@ -92,14 +112,12 @@ static int pagoda_read_segments(struct pagoda_device *pgdev)
  */
 unsigned int pagoda_mem_type_segment(u32 mem_type)
 {
-	switch (mem_type) {
-	case TTM_PL_VRAM:
-		return PAGODA_SEG_VRAM;
-	case PAGODA_PL_HIDDEN:
-		return PAGODA_SEG_VRAM_HIDDEN;
-	default:
-		return PAGODA_SEG_SYSTEM;
-	}
+	unsigned int seg;
+
+	for (seg = 0; seg < ARRAY_SIZE(pagoda_segment_mem_types); seg++)
+		if (pagoda_segment_mem_types[seg] == mem_type)
+			return seg;
+	return PAGODA_SEG_SYSTEM;
 }
 
 static bool mem_type_is_vram(u32 mem_type)
