@@ -123,6 +123,29 @@ static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 	kfree(bo);
 }
 
+/**
+ * pagoda_ttm_bo_is_pagoda - whether a TTM buffer object is an allocation
+ * @tbo: a buffer object of the device
+ *
+ * Return: false for TTM's ghost objects, which hold the old resource of a
+ * move until its fence signals.
+ */
+bool pagoda_ttm_bo_is_pagoda(struct ttm_buffer_object *tbo)
+{
+	return tbo->destroy == pagoda_bo_destroy;
+}
+
+/*
+ * The memory type of segment @seg for an allocation with @flags: in system
+ * memory a physically accessed allocation is mapped into the aperture.
+ */
+static u32 pagoda_bo_mem_type(u32 flags, unsigned int seg)
+{
+	if (seg == PAGODA_SEG_SYSTEM && (flags & DRM_PAGODA_BO_PHYSICAL))
+		return TTM_PL_TT;
+	return pagoda_segment_mem_type(seg);
+}
+
 static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 eviction)
 {
 	bool contiguous = bo->flags & (DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY);
@@ -135,7 +158,7 @@ static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 ev
 		if (!(bo->segments & DRM_PAGODA_SEGMENT_MASK(seg)))
 			continue;
 		place = &bo->places[n++];
-		place->mem_type = pagoda_segment_mem_type(seg);
+		place->mem_type = pagoda_bo_mem_type(bo->flags, seg);
 		if (contiguous && seg != PAGODA_SEG_SYSTEM)
 			place->flags |= TTM_PL_FLAG_CONTIGUOUS;
 		/*
@@ -148,15 +171,19 @@ static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 ev
 	bo->placement.placement = bo->places;
 	bo->placement.num_placement = n;
 
-	bo->eviction_placement[0].mem_type = pagoda_segment_mem_type(eviction);
+	bo->eviction_placement[0].mem_type = pagoda_bo_mem_type(bo->flags, eviction);
 	if (contiguous && eviction != PAGODA_SEG_SYSTEM)
 		bo->eviction_placement[0].flags = TTM_PL_FLAG_CONTIGUOUS;
-	bo->eviction_placement[1].mem_type = TTM_PL_SYSTEM;
+	bo->eviction_placement[1].mem_type = pagoda_bo_mem_type(bo->flags, PAGODA_SEG_SYSTEM);
 	bo->eviction_placement[1].flags = TTM_PL_FLAG_FALLBACK;
 }
 
-/* The size rounded to the allowed memory segments' pages; 0 when too large. */
-static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segments)
+/*
+ * The size rounded to the allowed memory segments' pages; 0 when too large
+ * for every allowed segment (system memory is the aperture for a
+ * physically accessed allocation).
+ */
+static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segments, u32 flags)
 {
 	u64 align = PAGE_SIZE, largest = 0;
 	unsigned int id;
@@ -167,7 +194,12 @@ static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segme
 		if (!(segments & DRM_PAGODA_SEGMENT_MASK(id)))
 			continue;
 		if (id == PAGODA_SEG_SYSTEM) {
-			largest = max_t(u64, largest, (u64)totalram_pages() << PAGE_SHIFT);
+			u64 system = (u64)totalram_pages() << PAGE_SHIFT;
+
+			if (flags & DRM_PAGODA_BO_PHYSICAL)
+				system = min_t(u64, system,
+					       (u64)pgdev->gart.entries * PAGODA_GART_PAGE_SIZE);
+			largest = max(largest, system);
 			continue;
 		}
 		align = max_t(u64, align, seg->page_size);
@@ -181,8 +213,6 @@ static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segme
 
 static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
 {
-	u32 physical = DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY;
-
 	if (args->pad || args->flags & ~DRM_PAGODA_BO_FLAGS || !args->size)
 		return -EINVAL;
 	if (!args->segments || args->segments & ~PAGODA_BO_SEGMENTS)
@@ -196,15 +226,6 @@ static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
 	if (args->priority > DRM_PAGODA_PRIORITY_HIGH)
 		return -EINVAL;
 	if ((args->flags & DRM_PAGODA_BO_CPU_ACCESS) && (args->flags & DRM_PAGODA_BO_NO_CPU_ACCESS))
-		return -EINVAL;
-	/*
-	 * Physically accessed allocations in system memory must be mapped
-	 * contiguously in the aperture segment, which the driver does not
-	 * manage yet: they are limited to memory segments.
-	 */
-	if ((args->flags & physical) &&
-	    (args->segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM) ||
-	     args->eviction_segment == DRM_PAGODA_SEGMENT_SYSTEM))
 		return -EINVAL;
 	return 0;
 }
@@ -333,7 +354,7 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 	ret = pagoda_bo_check_args(args);
 	if (ret)
 		return ret;
-	size = pagoda_bo_round_size(pgdev, args->size, args->segments);
+	size = pagoda_bo_round_size(pgdev, args->size, args->segments, args->flags);
 	if (!size)
 		return -EINVAL;
 
@@ -358,6 +379,30 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 		return ret;
 	args->size = size;
 	return 0;
+}
+
+/**
+ * pagoda_bo_res_placement - where a resource is in its segment
+ * @res: an allocation's resource
+ * @offset: out: offset of its first byte in its segment; 0 in system memory
+ * @contiguous: out: 1 when it is one contiguous range of its segment
+ */
+void pagoda_bo_res_placement(struct ttm_resource *res, u64 *offset, u32 *contiguous)
+{
+	switch (res->mem_type) {
+	case TTM_PL_SYSTEM:
+		*offset = 0;
+		*contiguous = 0;
+		break;
+	case TTM_PL_TT:
+		*offset = (u64)res->start << PAGE_SHIFT;
+		*contiguous = 1;
+		break;
+	default:
+		*offset = pagoda_vram_res_offset(res, 0);
+		*contiguous = pagoda_vram_res_is_contiguous(res);
+		break;
+	}
 }
 
 /**
@@ -394,13 +439,7 @@ int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *f
 	args->size = gem->size;
 	args->flags = bo->flags;
 	args->segment = pagoda_mem_type_segment(res->mem_type);
-	if (args->segment == PAGODA_SEG_SYSTEM) {
-		args->contiguous = 0;
-		args->offset = 0;
-	} else {
-		args->contiguous = pagoda_vram_res_is_contiguous(res);
-		args->offset = pagoda_vram_res_offset(res, 0);
-	}
+	pagoda_bo_res_placement(res, &args->offset, &args->contiguous);
 	args->mmap_offset = 0;
 	if (pagoda_bo_cpu_mappable(bo))
 		args->mmap_offset = drm_vma_node_offset_addr(&gem->vma_node);

@@ -66,6 +66,9 @@ struct drm_device;
 struct drm_file;
 
 struct ttm_device;
+struct ttm_resource;
+bool pagoda_ttm_bo_is_pagoda(struct ttm_buffer_object *tbo);
+void pagoda_bo_res_placement(struct ttm_resource *res, u64 *offset, u32 *contiguous);
 void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt);
 int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *file);

@@ -5,7 +5,8 @@
  * Files under /sys/kernel/debug/dri/<minor>/:
  *
  * - ``segments``: one line per segment: size, used, free and largest free
- *   block, evictions and bytes moved (memory segments), page size;
+ *   block, evictions and bytes moved (memory segments), page size; the
+ *   aperture's table entries, used and free (GART occupancy);
  * - ``allocations``: every allocation of the device: size, where it is
  *   now (segment, offset, contiguous), allowed segments, flags, priority.
  *
@@ -49,10 +50,16 @@ static int pagoda_debugfs_segments(struct seq_file *m, void *data)
 		u64 size, used, largest, evictions, moved;
 
 		seq_printf(m, "%u %-12s", id, pagoda_segment_name(id));
-		if (seg->kind != PAGODA_SEG_KIND_MEMORY) {
-			seq_printf(m, " size %llu page %u%s\n", seg->size, seg->page_size,
-				   id == PAGODA_SEG_SYSTEM ? " (the guest's memory)" :
-							     " (not managed)");
+		if (id == PAGODA_SEG_SYSTEM) {
+			seq_puts(m, " (the guest's memory)\n");
+			continue;
+		}
+		if (id == PAGODA_SEG_APERTURE) {
+			u64 entries, used;
+
+			pagoda_gart_usage(pgdev, &entries, &used);
+			seq_printf(m, " size %llu entries %llu used %llu free %llu page %u\n",
+				   seg->size, entries, used, entries - used, seg->page_size);
 			continue;
 		}
 		pagoda_vram_mgr_usage(mgr, &size, &used, &largest);
@@ -70,6 +77,8 @@ static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
 {
 	struct ttm_buffer_object *tbo = &bo->tbo;
 	unsigned int seg;
+	u32 contiguous;
+	u64 offset;
 
 	seq_printf(m, "%p size %zu allowed 0x%x flags 0x%x priority %u", bo, tbo->base.size,
 		   bo->segments, bo->flags, tbo->priority);
@@ -82,10 +91,9 @@ static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
 	} else {
 		seg = pagoda_mem_type_segment(tbo->resource->mem_type);
 		seq_printf(m, " in %s", pagoda_segment_name(seg));
+		pagoda_bo_res_placement(tbo->resource, &offset, &contiguous);
 		if (seg != PAGODA_SEG_SYSTEM)
-			seq_printf(m, " offset 0x%llx%s", pagoda_vram_res_offset(tbo->resource, 0),
-				   pagoda_vram_res_is_contiguous(tbo->resource) ?
-				   " contiguous" : "");
+			seq_printf(m, " offset 0x%llx%s", offset, contiguous ? " contiguous" : "");
 		seq_putc(m, '\n');
 	}
 	dma_resv_unlock(tbo->base.resv);
@@ -155,7 +163,7 @@ void pagoda_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 	}
 	spin_unlock(&file->table_lock);
 
-	for (seg = 0; seg < PAGODA_SEG_APERTURE; seg++)
+	for (seg = 0; seg < PAGODA_NUM_SEGMENTS; seg++)
 		drm_print_memory_stats(p, &stats[seg], DRM_GEM_OBJECT_RESIDENT,
 				       pagoda_segment_name(seg));
 }

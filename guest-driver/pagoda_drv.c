@@ -39,7 +39,8 @@
 static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
 				  struct drm_file *file)
 {
-	const struct pagoda_params *params = &to_pagoda_device(drm)->params;
+	const struct pagoda_device *pgdev = to_pagoda_device(drm);
+	const struct pagoda_params *params = &pgdev->params;
 	struct drm_pagoda_get_param *args = data;
 
 	/* Rejected so that a later version may give the field a meaning. */
@@ -73,6 +74,18 @@ static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
 		break;
 	case DRM_PAGODA_PARAM_PCI_DEVICE:
 		args->value = params->pci_device;
+		break;
+	case DRM_PAGODA_PARAM_HIDDEN_VRAM_SIZE:
+		args->value = pgdev->segs[PAGODA_SEG_VRAM_HIDDEN].size;
+		break;
+	case DRM_PAGODA_PARAM_APERTURE_SIZE:
+		args->value = pgdev->segs[PAGODA_SEG_APERTURE].size;
+		break;
+	case DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE:
+		args->value = pgdev->segs[PAGODA_SEG_VRAM].page_size;
+		break;
+	case DRM_PAGODA_PARAM_HOST_APERTURE_SIZE:
+		args->value = params->host_aperture_size;
 		break;
 	default:
 		drm_dbg_driver(drm, "unknown parameter %u\n", args->param);
@@ -125,6 +138,10 @@ static void pagoda_read_params(struct pagoda_device *pgdev, struct pci_dev *pdev
 	params->num_contexts = pagoda_read(pgdev, PAGODA_REG_NUM_CONTEXTS);
 	params->pci_vendor = pdev->vendor;
 	params->pci_device = pdev->device;
+	params->host_aperture_pages = pagoda_read(pgdev, PAGODA_REG_HOST_APERTURE_PAGES);
+	params->host_aperture_page_size = pagoda_read(pgdev, PAGODA_REG_HOST_APERTURE_PAGE_SIZE);
+	params->host_aperture_size = (u64)params->host_aperture_pages *
+				     params->host_aperture_page_size;
 }
 
 /* How long remove and reset wait for queued engine work. */

@@ -52,6 +52,9 @@ struct pagoda_params {
 	u32 num_contexts;
 	u16 pci_vendor;
 	u16 pci_device;
+	u32 host_aperture_pages;
+	u32 host_aperture_page_size;
+	u64 host_aperture_size;
 };
 
 /**
@@ -72,6 +75,20 @@ struct pagoda_segment {
 	u32 page_size;
 	u64 size;
 	u64 gpu_base;
+};
+
+/**
+ * struct pagoda_gart - the aperture segment's table
+ * @table: CPU address of the table, never written by the CPU
+ * @table_dma: its bus address, programmed in GART_BASE
+ * @entries: entries of the table, programmed in GART_ENTRIES
+ *
+ * Set at probe, read-only afterwards; lives until the PCI unbind.
+ */
+struct pagoda_gart {
+	__le64 *table;
+	dma_addr_t table_dma;
+	u32 entries;
 };
 
 /**
@@ -104,6 +121,7 @@ struct pagoda_irq {
  * @engine: the engines, by id; see struct pagoda_engine for their locks
  * @bdev: the TTM device over the segments; lives as long as the DRM
  *	device, since allocations outlive the PCI binding
+ * @gart: the aperture segment's table
  * @vram_mgr: resource managers of the memory segments, by segment id
  *	(entries 1 and 2)
  * @reset_lock: held for writing from a PCI reset's reset_prepare to its
@@ -138,6 +156,7 @@ struct pagoda_device {
 	struct pagoda_segment segs[PAGODA_NUM_SEGMENTS];
 	struct pagoda_engine engine[PAGODA_NUM_ENGINES];
 	struct ttm_device bdev;
+	struct pagoda_gart gart;
 	struct pagoda_vram_mgr vram_mgr[PAGODA_NUM_SEGMENTS];
 	struct rw_semaphore reset_lock;
 	struct mutex bo_list_lock; /* protects @bo_list */
@@ -173,6 +192,18 @@ unsigned int pagoda_mem_type_segment(u32 mem_type);
 u32 pagoda_segment_mem_type(unsigned int seg);
 void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool evict, u64 bytes);
 const char *pagoda_segment_name(unsigned int id);
+
+struct pagoda_paging_batch;
+struct pagoda_tt;
+struct ttm_resource;
+int pagoda_gart_init(struct pagoda_device *pgdev);
+void pagoda_gart_fini(struct pagoda_device *pgdev);
+void pagoda_gart_program(struct pagoda_device *pgdev);
+int pagoda_gart_bind(struct pagoda_paging_batch *batch, struct ttm_resource *res,
+		     struct pagoda_tt *ptt);
+int pagoda_gart_unbind(struct pagoda_paging_batch *batch, struct ttm_resource *res);
+void pagoda_gart_unbind_now(struct pagoda_device *pgdev, struct ttm_resource *res);
+void pagoda_gart_usage(struct pagoda_device *pgdev, u64 *entries, u64 *used);
 
 /**
  * struct pagoda_file - per DRM file (process) state

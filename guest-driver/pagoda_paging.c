@@ -4,7 +4,9 @@
  *
  * Every data move of the driver is a paging buffer run by the paging
  * engine: FILL to clear a new allocation, TRANSFER to move one between
- * segments. A struct pagoda_paging_batch collects the commands of one
+ * segments; MAP_APERTURE/UNMAP_APERTURE to map system pages into the
+ * aperture segment (GART) and back to the dummy page; MAP_HOST_APERTURE
+ * to show VRAM pages in the CPU host aperture. A struct pagoda_paging_batch collects the commands of one
  * request; when a job buffer is full the batch submits it and continues in
  * a new job, so a request of any size becomes as many jobs as it needs.
  * The batch's fence is that of its last job: jobs retire in order.
@@ -179,6 +181,87 @@ int pagoda_paging_copy_pages(struct pagoda_paging_batch *batch, const dma_addr_t
 		put64(cmd, 16, to_pages ? list_addr : range);
 		put64(cmd, 24, size);
 		range += size;
+	}
+	return 0;
+}
+
+/**
+ * pagoda_paging_map_aperture - map system pages into the aperture segment
+ * @batch: the batch
+ * @first: first aperture (GART) page
+ * @pages: bus addresses of 4 KiB system pages, @npages of them
+ * @npages: number of pages, mapped at @first, @first + 1, ...
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_map_aperture(struct pagoda_paging_batch *batch, u32 first,
+			       const dma_addr_t *pages, unsigned long npages)
+{
+	/* entries per command: half a job buffer */
+	const unsigned long chunk = (PAGODA_JOB_BUF_SIZE / 2 - 16) / sizeof(u64);
+	unsigned long done, n, i;
+
+	for (done = 0; done < npages; done += n) {
+		u8 *cmd;
+
+		n = min(chunk, npages - done);
+		cmd = batch_reserve(batch, 16 + n * sizeof(u64), 0, NULL, NULL);
+		if (IS_ERR(cmd))
+			return PTR_ERR(cmd);
+		put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_MAP_APERTURE, 0, 4 + 2 * n));
+		put32(cmd, 4, first + done);
+		put64(cmd, 8, n);
+		for (i = 0; i < n; i++)
+			put64(cmd, 16 + i * sizeof(u64), pages[done + i]);
+	}
+	return 0;
+}
+
+/**
+ * pagoda_paging_unmap_aperture - point aperture pages back at the dummy page
+ * @batch: the batch
+ * @first: first aperture (GART) page
+ * @npages: number of pages
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_unmap_aperture(struct pagoda_paging_batch *batch, u32 first,
+				 unsigned long npages)
+{
+	u8 *cmd = batch_reserve(batch, 16, 0, NULL, NULL);
+
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_UNMAP_APERTURE, 0, 4));
+	put32(cmd, 4, first);
+	put64(cmd, 8, npages);
+	return 0;
+}
+
+/**
+ * pagoda_paging_map_host_aperture - show segment pages in host aperture pages
+ * @batch: the batch
+ * @seg: PAGODA_SEG_VRAM or PAGODA_SEG_VRAM_HIDDEN
+ * @slots: host aperture page indices
+ * @seg_pages: segment page indices (in the segment's page size), one per slot
+ * @count: number of pairs, at most PAGODA_PAGING_HOST_APERTURE_MAX
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_map_host_aperture(struct pagoda_paging_batch *batch, unsigned int seg,
+				    const u32 *slots, const u32 *seg_pages, unsigned int count)
+{
+	u8 *cmd = batch_reserve(batch, 12 + count * 2 * sizeof(u32), 0, NULL, NULL);
+	unsigned int i;
+
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_MAP_HOST_APERTURE, 0, 3 + 2 * count));
+	put32(cmd, 4, seg);
+	put32(cmd, 8, count);
+	for (i = 0; i < count; i++) {
+		put32(cmd, 12 + i * sizeof(u32), slots[i]);
+		put32(cmd, 12 + (count + i) * sizeof(u32), seg_pages[i]);
 	}
 	return 0;
 }

@@ -35,6 +35,14 @@ int pagoda_paging_fill(struct pagoda_paging_batch *batch, u64 dst, u64 size, u32
 int pagoda_paging_copy(struct pagoda_paging_batch *batch, u64 src, u64 dst, u64 size);
 int pagoda_paging_copy_pages(struct pagoda_paging_batch *batch, const dma_addr_t *pages,
 			     unsigned long npages, u64 range, bool to_pages);
+int pagoda_paging_map_aperture(struct pagoda_paging_batch *batch, u32 first,
+			       const dma_addr_t *pages, unsigned long npages);
+int pagoda_paging_unmap_aperture(struct pagoda_paging_batch *batch, u32 first,
+				 unsigned long npages);
+/* Most pairs one MAP_HOST_APERTURE command of pagoda_paging_map_host_aperture() takes. */
+#define PAGODA_PAGING_HOST_APERTURE_MAX	256
+int pagoda_paging_map_host_aperture(struct pagoda_paging_batch *batch, unsigned int seg,
+				    const u32 *slots, const u32 *seg_pages, unsigned int count);
 struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch);
 void pagoda_paging_batch_abort(struct pagoda_paging_batch *batch);
 

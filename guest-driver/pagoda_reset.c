@@ -20,7 +20,8 @@
  * new allocations wait); it lets queued engine work
  * finish and stops the engines, then stops every interrupt source and waits
  * for running handlers; afterwards it checks that the registers read back
- * as Pagoda's and restores them: interrupts, then the rings.
+ * as Pagoda's and restores them: interrupts, the aperture's table (whose
+ * entries are in system memory and survive), then the rings.
  */
 
 #include <linux/mm.h>
@@ -42,6 +43,7 @@ static int pagoda_reset_restore(struct pagoda_device *pgdev)
 		return -ENODEV;
 	}
 	pagoda_irq_enable(pgdev);
+	pagoda_gart_program(pgdev);
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
 		pagoda_engine_start(&pgdev->engine[e]);
 	return 0;

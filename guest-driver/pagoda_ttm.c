@@ -13,7 +13,12 @@
  * 0 system  TTM_PL_SYSTEM     the pages themselves
  * 1 VRAM    TTM_PL_VRAM       BAR2, write-combined
  * 2 hidden  PAGODA_PL_HIDDEN  none (through the host aperture, later)
+ * 3 aperture TTM_PL_TT        the pages themselves
  * ========= ================= ======================================
+ *
+ * TTM_PL_TT is system memory mapped contiguously into the aperture segment
+ * (pagoda_gart.c): where physically accessed allocations live when they are
+ * resident in system memory. Others in system memory are TTM_PL_SYSTEM.
  *
  * Every move is run by the paging engine (pagoda_paging.c) and returns a
  * fence that TTM attaches to the buffer: TRANSFER between segments, with
@@ -84,18 +89,19 @@ static int pagoda_read_segments(struct pagoda_device *pgdev)
 	return 0;
 }
 
-/* The TTM memory type of each segment allocations can live in. */
+/* The TTM memory type of each segment. */
 static const u32 pagoda_segment_mem_types[] = {
 	[PAGODA_SEG_SYSTEM] = TTM_PL_SYSTEM,
 	[PAGODA_SEG_VRAM] = TTM_PL_VRAM,
 	[PAGODA_SEG_VRAM_HIDDEN] = PAGODA_PL_HIDDEN,
+	[PAGODA_SEG_APERTURE] = TTM_PL_TT,
 };
 
-static_assert(ARRAY_SIZE(pagoda_segment_mem_types) == PAGODA_BO_NUM_SEGMENTS);
+static_assert(ARRAY_SIZE(pagoda_segment_mem_types) == PAGODA_NUM_SEGMENTS);
 
 /**
  * pagoda_segment_mem_type - the TTM memory type of a segment
- * @seg: PAGODA_SEG_SYSTEM, PAGODA_SEG_VRAM or PAGODA_SEG_VRAM_HIDDEN
+ * @seg: a segment id
  *
  * Return: the memory type.
  */
@@ -106,7 +112,7 @@ u32 pagoda_segment_mem_type(unsigned int seg)
 
 /**
  * pagoda_mem_type_segment - the segment a TTM memory type stands for
- * @mem_type: TTM_PL_SYSTEM, TTM_PL_VRAM or PAGODA_PL_HIDDEN
+ * @mem_type: TTM_PL_SYSTEM, TTM_PL_VRAM, PAGODA_PL_HIDDEN or TTM_PL_TT
  *
  * Return: the segment id.
  */
@@ -123,6 +129,12 @@ unsigned int pagoda_mem_type_segment(u32 mem_type)
 static bool mem_type_is_vram(u32 mem_type)
 {
 	return mem_type == TTM_PL_VRAM || mem_type == PAGODA_PL_HIDDEN;
+}
+
+/* Whether an allocation of @mem_type keeps its data in its system pages. */
+static bool mem_type_has_pages(u32 mem_type)
+{
+	return mem_type == TTM_PL_SYSTEM || mem_type == TTM_PL_TT;
 }
 
 /*
@@ -212,18 +224,20 @@ static void pagoda_evict_flags(struct ttm_buffer_object *bo, struct ttm_placemen
 {
 	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
 	struct pagoda_bo *pbo = to_pagoda_bo(bo);
+	u32 from = bo->resource->mem_type;
 
-	/* the eviction segment, unless that is where it is being evicted from */
-	if (pbo->eviction_placement[0].mem_type != TTM_PL_SYSTEM &&
-	    bo->resource->mem_type != pbo->eviction_placement[0].mem_type) {
+	if (from == TTM_PL_TT || from == TTM_PL_SYSTEM) {
+		/* out of the aperture: not resident until made resident again */
+		placement->placement = &system;
+		placement->num_placement = 1;
+	} else if (from == pbo->eviction_placement[0].mem_type) {
+		/* evicted from its eviction segment: the fallback */
+		placement->placement = &pbo->eviction_placement[1];
+		placement->num_placement = 1;
+	} else {
 		placement->placement = pbo->eviction_placement;
-		/* contiguous in system memory needs the aperture: no fallback */
-		placement->num_placement = pbo->flags & (DRM_PAGODA_BO_PHYSICAL |
-							 DRM_PAGODA_BO_PRIMARY) ? 1 : 2;
-		return;
+		placement->num_placement = 2;
 	}
-	placement->placement = &system;
-	placement->num_placement = 1;
 }
 
 /* Zero every chunk of @res, a resource of a memory segment. */
@@ -305,6 +319,42 @@ static int pagoda_copy_vram(struct pagoda_paging_batch *batch, struct ttm_resour
 	return 0;
 }
 
+/* Queue the copy (or clear) that gives @new_mem the allocation's contents. */
+static int pagoda_move_data(struct pagoda_paging_batch *batch, struct ttm_buffer_object *bo,
+			    struct ttm_resource *old_mem, bool old_has_data,
+			    struct ttm_resource *new_mem)
+{
+	u32 new_type = new_mem->mem_type;
+
+	if (!old_has_data)
+		return mem_type_is_vram(new_type) ?
+		       pagoda_clear(batch, new_mem, bo->base.size) : 0;
+	if (mem_type_has_pages(old_mem->mem_type))
+		return mem_type_is_vram(new_type) ?
+		       pagoda_copy_system(batch, bo->ttm, new_mem, bo->base.size, false) : 0;
+	if (mem_type_has_pages(new_type))
+		return pagoda_copy_system(batch, bo->ttm, old_mem, bo->base.size, true);
+	return pagoda_copy_vram(batch, old_mem, new_mem, bo->base.size);
+}
+
+/*
+ * The paging work of a move: the data, then the aperture range of the old
+ * place unmapped and that of the new one mapped.
+ */
+static int pagoda_move_batch(struct pagoda_paging_batch *batch, struct ttm_buffer_object *bo,
+			     struct ttm_resource *old_mem, bool old_has_data,
+			     struct ttm_resource *new_mem)
+{
+	int ret;
+
+	ret = pagoda_move_data(batch, bo, old_mem, old_has_data, new_mem);
+	if (!ret && old_mem && old_mem->mem_type == TTM_PL_TT)
+		ret = pagoda_gart_unbind(batch, old_mem);
+	if (!ret && new_mem->mem_type == TTM_PL_TT)
+		ret = pagoda_gart_bind(batch, new_mem, container_of(bo->ttm, struct pagoda_tt, tt));
+	return ret;
+}
+
 static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 			  struct ttm_operation_ctx *ctx, struct ttm_resource *new_mem,
 			  struct ttm_place *hop)
@@ -318,8 +368,7 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	struct dma_fence *fence;
 	int ret;
 
-	if ((!mem_type_is_vram(new_mem->mem_type) && !old_has_data) ||
-	    (old_type == TTM_PL_SYSTEM && new_mem->mem_type == TTM_PL_SYSTEM)) {
+	if (old_type == TTM_PL_SYSTEM && new_mem->mem_type == TTM_PL_SYSTEM) {
 		/* system pages come zeroed from the pool */
 		ttm_bo_move_null(bo, new_mem);
 		WRITE_ONCE(to_pagoda_bo(bo)->segment, PAGODA_SEG_SYSTEM);
@@ -337,14 +386,7 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	}
 
 	pagoda_paging_batch_init(&batch, pgdev);
-	if (!old_has_data)
-		ret = pagoda_clear(&batch, new_mem, bo->base.size);
-	else if (old_type == TTM_PL_SYSTEM)
-		ret = pagoda_copy_system(&batch, bo->ttm, new_mem, bo->base.size, false);
-	else if (new_mem->mem_type == TTM_PL_SYSTEM)
-		ret = pagoda_copy_system(&batch, bo->ttm, old_mem, bo->base.size, true);
-	else
-		ret = pagoda_copy_vram(&batch, old_mem, new_mem, bo->base.size);
+	ret = pagoda_move_batch(&batch, bo, old_mem, old_has_data, new_mem);
 	if (ret) {
 		/* nothing changed: the allocation stays where it was */
 		pagoda_paging_batch_abort(&batch);
@@ -375,12 +417,25 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	return ret;
 }
 
+/*
+ * An allocation (not one of TTM's ghost objects, which only hold a
+ * resource already unmapped by its move) leaves the aperture for good.
+ */
+static void pagoda_delete_mem_notify(struct ttm_buffer_object *bo)
+{
+	if (!pagoda_ttm_bo_is_pagoda(bo) || !bo->resource ||
+	    bo->resource->mem_type != TTM_PL_TT)
+		return;
+	pagoda_gart_unbind_now(to_pagoda_device(bo->base.dev), bo->resource);
+}
+
 static int pagoda_io_mem_reserve(struct ttm_device *bdev, struct ttm_resource *mem)
 {
 	struct pagoda_device *pgdev = container_of(bdev, struct pagoda_device, bdev);
 
 	switch (mem->mem_type) {
 	case TTM_PL_SYSTEM:
+	case TTM_PL_TT:
 		return 0;
 	case TTM_PL_VRAM:
 		mem->bus.offset = pgdev->vram->start + ((u64)mem->start << PAGE_SHIFT);
@@ -409,6 +464,7 @@ static const struct ttm_device_funcs pagoda_ttm_funcs = {
 	.eviction_valuable = ttm_bo_eviction_valuable,
 	.evict_flags = pagoda_evict_flags,
 	.move = pagoda_bo_move,
+	.delete_mem_notify = pagoda_delete_mem_notify,
 	.io_mem_reserve = pagoda_io_mem_reserve,
 	.io_mem_pfn = pagoda_io_mem_pfn,
 };
@@ -430,6 +486,8 @@ void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool e
 /**
  * pagoda_ttm_init - discover the segments and set up TTM over them
  * @pgdev: device with registers mapped and the paging engine started
+ *
+ * Sets up the aperture segment too (pagoda_gart.c).
  *
  * Return: 0 or a negative errno; on error nothing is left set up.
  */
@@ -458,11 +516,16 @@ int pagoda_ttm_init(struct pagoda_device *pgdev)
 				   PAGODA_PL_HIDDEN, hidden->size, hidden->page_size);
 	if (ret)
 		goto err_vram;
+	ret = pagoda_gart_init(pgdev);
+	if (ret)
+		goto err_hidden;
 	drm_info(drm, "segments: VRAM %llu MiB, hidden VRAM %llu MiB, %u KiB pages; aperture %llu MiB\n",
 		 vram->size >> 20, hidden->size >> 20, vram->page_size >> 10,
 		 pgdev->segs[PAGODA_SEG_APERTURE].size >> 20);
 	return 0;
 
+err_hidden:
+	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN]);
 err_vram:
 	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM]);
 err_device:
@@ -476,6 +539,7 @@ err_device:
  */
 void pagoda_ttm_fini(struct pagoda_device *pgdev)
 {
+	pagoda_gart_fini(pgdev);
 	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN]);
 	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM]);
 	ttm_device_fini(&pgdev->bdev);

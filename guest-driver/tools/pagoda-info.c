@@ -35,6 +35,10 @@ static const struct {
 	{ DRM_PAGODA_PARAM_NUM_CONTEXTS, "contexts" },
 	{ DRM_PAGODA_PARAM_PCI_VENDOR, "PCI vendor" },
 	{ DRM_PAGODA_PARAM_PCI_DEVICE, "PCI device" },
+	{ DRM_PAGODA_PARAM_HIDDEN_VRAM_SIZE, "hidden VRAM" },
+	{ DRM_PAGODA_PARAM_APERTURE_SIZE, "aperture" },
+	{ DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE, "segment page size" },
+	{ DRM_PAGODA_PARAM_HOST_APERTURE_SIZE, "host aperture" },
 };
 
 static const struct {

@@ -115,6 +115,7 @@ static void test_cleared(struct pagoda_dev *dev)
 static void test_physical(struct pagoda_dev *dev)
 {
 	struct drm_pagoda_gem_info info = { 0 };
+	uint64_t aperture_size = 0;
 	struct pagoda_bo bo;
 	int ret;
 
@@ -131,6 +132,33 @@ static void test_physical(struct pagoda_dev *dev)
 	pt_check(info.contiguous && info.segment == DRM_PAGODA_SEGMENT_VRAM,
 		 "physically accessed: contiguous in VRAM at 0x%llx", (unsigned long long)info.offset);
 	pagoda_bo_free(dev, &bo);
+
+	/* in system memory: mapped contiguously into the aperture segment */
+	pagoda_query(dev, DRM_PAGODA_PARAM_APERTURE_SIZE, &aperture_size);
+	desc.segments = SEG(SYSTEM);
+	desc.preferred_segment = DRM_PAGODA_SEGMENT_SYSTEM;
+	desc.eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM;
+	ret = pagoda_bo_create(dev, &desc, &bo);
+	if (!pt_check(!ret, "physically accessed 4 MiB in system memory: %s", strerror(-ret)))
+		return;
+	memset(&info, 0, sizeof(info));
+	pagoda_bo_info(dev, bo.handle, &info);
+	pt_check(info.segment == DRM_PAGODA_SEGMENT_APERTURE && info.contiguous &&
+		 info.offset + bo.size <= aperture_size,
+		 "physically accessed in system memory: in the aperture at 0x%llx, contiguous",
+		 (unsigned long long)info.offset);
+	ret = pagoda_bo_map(dev, &bo);
+	if (pt_check(!ret, "map it: %s", strerror(-ret))) {
+		fill(&bo, 9);
+		pt_check(!check(&bo, 9), "CPU writes to its pages read back");
+	}
+	pagoda_bo_free(dev, &bo);
+
+	/* larger than the aperture: no segment can take it */
+	desc.size = aperture_size + 4096;
+	ret = pagoda_bo_create(dev, &desc, &bo);
+	pt_check(ret == -EINVAL, "physically accessed, larger than the aperture: %s",
+		 strerror(-ret));
 }
 
 /*
@@ -258,8 +286,6 @@ static void test_bad_arguments(struct pagoda_dev *dev)
 	expect(create(dev, 4096, SEG(VRAM), 1,
 		      DRM_PAGODA_BO_CPU_ACCESS | DRM_PAGODA_BO_NO_CPU_ACCESS, &bo),
 	       -EINVAL, "CPU access and no CPU access");
-	expect(create(dev, 4096, SEG(VRAM), 1, DRM_PAGODA_BO_PHYSICAL, &bo), -EINVAL,
-	       "physically accessed, evicted to system memory");
 
 	memset(&args, 0, sizeof(args));
 	args.size = 4096;

@@ -62,6 +62,12 @@ static void check_param(int fd, uint32_t param, const char *name, uint64_t want)
 		 (unsigned long long)value, (unsigned long long)want);
 }
 
+static uint64_t seg_size(volatile uint32_t *mmio, unsigned int id)
+{
+	return (uint64_t)pt_reg(mmio, PAGODA_REG_SEG(id) + PAGODA_SEG_SIZE_HI) << 32 |
+	       pt_reg(mmio, PAGODA_REG_SEG(id) + PAGODA_SEG_SIZE_LO);
+}
+
 int main(void)
 {
 	volatile uint32_t *mmio;
@@ -100,6 +106,16 @@ int main(void)
 	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/device", bdf);
 	if (pt_check(!pt_read_u64(path, &device), "read %s", path))
 		check_param(fd, DRM_PAGODA_PARAM_PCI_DEVICE, "PCI_DEVICE", device);
+
+	check_param(fd, DRM_PAGODA_PARAM_HIDDEN_VRAM_SIZE, "HIDDEN_VRAM_SIZE",
+		    seg_size(mmio, PAGODA_SEG_VRAM_HIDDEN));
+	check_param(fd, DRM_PAGODA_PARAM_APERTURE_SIZE, "APERTURE_SIZE",
+		    seg_size(mmio, PAGODA_SEG_APERTURE));
+	check_param(fd, DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE, "SEGMENT_PAGE_SIZE",
+		    pt_reg(mmio, PAGODA_REG_SEG(PAGODA_SEG_VRAM) + PAGODA_SEG_PAGE_SIZE));
+	/* the host aperture is exactly BAR4 */
+	check_param(fd, DRM_PAGODA_PARAM_HOST_APERTURE_SIZE, "HOST_APERTURE_SIZE",
+		    pt_bar_size(bdf, PAGODA_BAR_HOST_APERTURE));
 
 	/* Segment 1 is exactly the CPU-visible window of BAR2. */
 	bar2 = pt_bar_size(bdf, PAGODA_BAR_VRAM);

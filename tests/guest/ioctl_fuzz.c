@@ -95,10 +95,10 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 	struct drm_pagoda_get_param args;
 	int want, got;
 
-	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_PCI_DEVICE + 3) : rnd_value();
+	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_HOST_APERTURE_SIZE + 3) : rnd_value();
 	args.pad = rnd_below(4) ? 0 : rnd_value();
 	args.value = rnd_value();
-	want = args.param <= DRM_PAGODA_PARAM_PCI_DEVICE && !args.pad ? 0 : EINVAL;
+	want = args.param <= DRM_PAGODA_PARAM_HOST_APERTURE_SIZE && !args.pad ? 0 : EINVAL;
 
 	if (!rnd_below(16)) {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, bad_pointer(readonly));
@@ -140,7 +140,6 @@ static int gem_create_expected(const struct drm_pagoda_gem_create *a)
 {
 	const uint32_t known = DRM_PAGODA_SEGMENT_MASK(0) | DRM_PAGODA_SEGMENT_MASK(1) |
 			       DRM_PAGODA_SEGMENT_MASK(2);
-	const uint32_t physical = DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY;
 
 	if (a->pad || a->flags & ~DRM_PAGODA_BO_FLAGS || !a->size || !a->segments ||
 	    a->segments & ~known)
@@ -152,8 +151,6 @@ static int gem_create_expected(const struct drm_pagoda_gem_create *a)
 	if (a->priority > DRM_PAGODA_PRIORITY_HIGH)
 		return EINVAL;
 	if ((a->flags & DRM_PAGODA_BO_CPU_ACCESS) && (a->flags & DRM_PAGODA_BO_NO_CPU_ACCESS))
-		return EINVAL;
-	if ((a->flags & physical) && (a->segments & DRM_PAGODA_SEGMENT_MASK(0) || !a->eviction_segment))
 		return EINVAL;
 	/* sizes are either small (fit) or past every segment and all RAM */
 	if (a->size > (1ull << 40))

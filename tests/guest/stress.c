@@ -77,7 +77,7 @@ struct shared {
 	volatile int stop;
 	volatile unsigned int disturbances;	/* finished disturbances */
 	volatile unsigned int unplugs;		/* unbinds begun */
-	uint64_t params[DRM_PAGODA_PARAM_PCI_DEVICE + 1];
+	uint64_t params[DRM_PAGODA_PARAM_HOST_APERTURE_SIZE + 1];
 	struct worker_stats w[MAX_WORKERS];
 };
 
@@ -116,7 +116,7 @@ static int get_params(int fd)
 	uint32_t p;
 	int ret;
 
-	for (p = 0; p <= DRM_PAGODA_PARAM_PCI_DEVICE; p++) {
+	for (p = 0; p <= DRM_PAGODA_PARAM_HOST_APERTURE_SIZE; p++) {
 		ret = pt_get_param(fd, p, &value);
 		if (ret)
 			return ret;
@@ -495,7 +495,7 @@ int main(int argc, char **argv)
 		fd = open_node();
 	if (!pt_check(fd >= 0, "open the render node of %s", bdf))
 		return pt_exit();
-	for (i = 0; i <= DRM_PAGODA_PARAM_PCI_DEVICE; i++)
+	for (i = 0; i <= DRM_PAGODA_PARAM_HOST_APERTURE_SIZE; i++)
 		if (!pt_check(!pt_get_param(fd, i, &sh->params[i]), "parameter %u", i))
 			return pt_exit();
 	close(fd);

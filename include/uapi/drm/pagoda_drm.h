@@ -49,6 +49,12 @@ extern "C" {
  * @DRM_PAGODA_PARAM_NUM_CONTEXTS: GPU address-space contexts.
  * @DRM_PAGODA_PARAM_PCI_VENDOR: PCI vendor ID of the device.
  * @DRM_PAGODA_PARAM_PCI_DEVICE: PCI device ID of the device.
+ * @DRM_PAGODA_PARAM_HIDDEN_VRAM_SIZE: hidden VRAM (segment 2) in bytes.
+ * @DRM_PAGODA_PARAM_APERTURE_SIZE: aperture segment (3) in bytes.
+ * @DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE: page size of the memory segments
+ *	(4096 or 65536); allocations that may live there are multiples of it.
+ * @DRM_PAGODA_PARAM_HOST_APERTURE_SIZE: bytes of the CPU host aperture
+ *	(BAR4), through which the CPU reaches hidden VRAM.
  */
 enum drm_pagoda_param {
 	DRM_PAGODA_PARAM_CHIP_ID = 0,
@@ -60,6 +66,10 @@ enum drm_pagoda_param {
 	DRM_PAGODA_PARAM_NUM_CONTEXTS = 6,
 	DRM_PAGODA_PARAM_PCI_VENDOR = 7,
 	DRM_PAGODA_PARAM_PCI_DEVICE = 8,
+	DRM_PAGODA_PARAM_HIDDEN_VRAM_SIZE = 9,
+	DRM_PAGODA_PARAM_APERTURE_SIZE = 10,
+	DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE = 11,
+	DRM_PAGODA_PARAM_HOST_APERTURE_SIZE = 12,
 };
 
 /**
@@ -78,10 +88,16 @@ struct drm_pagoda_get_param {
 #define DRM_PAGODA_SEGMENT_SYSTEM	0
 #define DRM_PAGODA_SEGMENT_VRAM		1
 #define DRM_PAGODA_SEGMENT_VRAM_HIDDEN	2
+/*
+ * System memory mapped into the aperture segment: where a physically
+ * accessed allocation allowed in system memory is when resident there.
+ * Reported by DRM_IOCTL_PAGODA_GEM_INFO, never named in masks.
+ */
+#define DRM_PAGODA_SEGMENT_APERTURE	3
 #define DRM_PAGODA_SEGMENT_MASK(id)	(1u << (id))
 
 /* drm_pagoda_gem_create.flags */
-#define DRM_PAGODA_BO_PHYSICAL		(1u << 0)	/* accessed physically: contiguous */
+#define DRM_PAGODA_BO_PHYSICAL		(1u << 0)	/* accessed physically: contiguous, in the aperture when in system memory */
 #define DRM_PAGODA_BO_PRIMARY		(1u << 1)	/* a primary surface: contiguous in a memory segment */
 #define DRM_PAGODA_BO_CPU_ACCESS	(1u << 2)	/* the CPU maps it: keep it where the CPU reaches */
 #define DRM_PAGODA_BO_NO_CPU_ACCESS	(1u << 3)	/* never mapped by the CPU */
