@@ -16,11 +16,12 @@
  * goes. Physically accessed and primary allocations are contiguous in
  * memory segments (TTM_PL_FLAG_CONTIGUOUS).
  *
- * CPU access: mmap of the offset DRM_IOCTL_PAGODA_GEM_INFO reports. TTM's
- * fault handler maps the allocation where it is at the time of the fault
- * (BAR2 for VRAM, the pages for system memory) and unmaps it whenever it
- * moves, so a mapping stays valid across moves. After the device is
- * unplugged every fault gets a dummy page.
+ * CPU access: mmap of the offset DRM_IOCTL_PAGODA_GEM_INFO reports. The
+ * fault handler maps the allocation where it is at the time of the fault:
+ * BAR2 for VRAM and the pages for system memory (TTM's handler), host
+ * aperture slots for hidden VRAM (pagoda_host_aperture.c). TTM unmaps it
+ * whenever it moves, so a mapping stays valid across moves. After the
+ * device is unplugged every fault gets a dummy page.
  */
 
 #include <linux/delay.h>
@@ -60,8 +61,11 @@ static vm_fault_t pagoda_bo_vm_fault(struct vm_fault *vmf)
 		return ret;
 	}
 	if (drm_dev_enter(drm, &idx)) {
-		ret = ttm_bo_vm_fault_reserved(vmf, vmf->vma->vm_page_prot,
-					       TTM_BO_VM_NUM_PREFAULT);
+		if (tbo->resource->mem_type == PAGODA_PL_HIDDEN)
+			ret = pagoda_host_aperture_fault(vmf, to_pagoda_bo(tbo));
+		else
+			ret = ttm_bo_vm_fault_reserved(vmf, vmf->vma->vm_page_prot,
+						       TTM_BO_VM_NUM_PREFAULT);
 		drm_dev_exit(idx);
 	} else {
 		/* unplugged: the BAR is gone, give a page that goes nowhere */
@@ -86,15 +90,10 @@ static void pagoda_gem_free(struct drm_gem_object *gem)
 	ttm_bo_put(&gem_to_pagoda_bo(gem)->tbo);
 }
 
-/*
- * Whether the CPU may map the allocation: not when it asked never to be,
- * nor when it may live in hidden VRAM, which the CPU reaches only through
- * the host aperture (not managed by the driver yet).
- */
+/* Whether the CPU may map the allocation: unless it asked never to be. */
 static bool pagoda_bo_cpu_mappable(const struct pagoda_bo *bo)
 {
-	return !(bo->flags & DRM_PAGODA_BO_NO_CPU_ACCESS) &&
-	       !(bo->segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN));
+	return !(bo->flags & DRM_PAGODA_BO_NO_CPU_ACCESS);
 }
 
 static int pagoda_gem_mmap(struct drm_gem_object *gem, struct vm_area_struct *vma)
@@ -119,6 +118,9 @@ static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 	mutex_lock(&pgdev->bo_list_lock);
 	list_del(&bo->link);
 	mutex_unlock(&pgdev->bo_list_lock);
+	/* released when it left hidden VRAM or its memory was freed */
+	WARN_ON(!xa_empty(&bo->host_aperture_slots));
+	xa_destroy(&bo->host_aperture_slots);
 	drm_gem_object_release(&tbo->base);
 	kfree(bo);
 }
@@ -242,6 +244,7 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 		return ERR_PTR(-ENOMEM);
 	bo->flags = args->flags;
 	bo->segments = args->segments;
+	xa_init(&bo->host_aperture_slots);
 	pagoda_bo_set_placements(bo, args->preferred_segment, args->eviction_segment);
 
 	bo->tbo.base.funcs = &pagoda_gem_funcs;

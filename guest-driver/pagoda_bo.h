@@ -5,6 +5,8 @@
 #ifndef PAGODA_BO_H
 #define PAGODA_BO_H
 
+#include <linux/xarray.h>
+
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_placement.h>
 #include <drm/ttm/ttm_tt.h>
@@ -23,6 +25,9 @@
  * @segment: the segment it is in, written with the reservation held by
  *	each move, read without it (READ_ONCE) for fdinfo
  * @link: in &pagoda_device.bo_list, under &pagoda_device.bo_list_lock
+ * @host_aperture_slots: while in hidden VRAM, the host aperture slot
+ *	showing each page the CPU touched (page index, in segment pages, to
+ *	xa_mk_value(slot)); under &pagoda_host_aperture.lock
  *
  * Everything else but @tbo is set at creation and read-only afterwards.
  */
@@ -30,6 +35,7 @@ struct pagoda_bo {
 	struct ttm_buffer_object tbo;
 	u32 segment;
 	struct list_head link;
+	struct xarray host_aperture_slots;
 	u32 flags;
 	u32 segments;
 	struct ttm_place places[PAGODA_NUM_SEGMENTS];

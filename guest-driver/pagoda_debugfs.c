@@ -6,17 +6,23 @@
  *
  * - ``segments``: one line per segment: size, used, free and largest free
  *   block, evictions and bytes moved (memory segments), page size; the
- *   aperture's table entries, used and free (GART occupancy);
+ *   aperture's table entries, used and free (GART occupancy); then the
+ *   CPU host aperture's slots: how many, in use, mappings made and slots
+ *   taken from another page;
  * - ``allocations``: every allocation of the device: size, where it is
- *   now (segment, offset, contiguous), allowed segments, flags, priority.
+ *   now (segment, offset, contiguous), allowed segments, flags, priority;
+ * - ``evict`` (write-only): a segment id written evicts what is not pinned
+ *   from that segment.
  *
  * Reading them takes the locks the data needs, never a BO reservation for
  * longer than a trylock: a busy allocation shows as "busy".
  */
 
+#include <linux/debugfs.h>
 #include <linux/seq_file.h>
 
 #include <drm/drm_debugfs.h>
+#include <drm/drm_drv.h>
 #include <drm/drm_file.h>
 
 #include <uapi/drm/pagoda_drm.h>
@@ -42,6 +48,8 @@ static int pagoda_debugfs_segments(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
 	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	u64 maps, reuses;
+	u32 slots_used;
 	unsigned int id;
 
 	for (id = 0; id < PAGODA_NUM_SEGMENTS; id++) {
@@ -70,6 +78,10 @@ static int pagoda_debugfs_segments(struct seq_file *m, void *data)
 		seq_printf(m, " size %llu used %llu free %llu largest-free %llu evictions %llu bytes-moved %llu page %u\n",
 			   size, used, size - used, largest, evictions, moved, seg->page_size);
 	}
+	pagoda_host_aperture_stats(pgdev, &maps, &reuses, &slots_used);
+	seq_printf(m, "host-aperture slots %u used %u page %u maps %llu reuses %llu\n",
+		   pgdev->host_aperture.count, slots_used, pgdev->host_aperture.page_size,
+		   maps, reuses);
 	return 0;
 }
 
@@ -116,6 +128,42 @@ static int pagoda_debugfs_allocations(struct seq_file *m, void *data)
 	return 0;
 }
 
+/*
+ * "evict": writing a segment id (1, 2 or 3) evicts every allocation of that
+ * segment that is not pinned, as memory pressure would. For tests and for
+ * looking at the eviction path by hand.
+ */
+static ssize_t pagoda_debugfs_evict_write(struct file *f, const char __user *buf, size_t len,
+					  loff_t *pos)
+{
+	struct pagoda_device *pgdev = file_inode(f)->i_private;
+	unsigned int seg;
+	int ret, idx;
+
+	ret = kstrtouint_from_user(buf, len, 0, &seg);
+	if (ret)
+		return ret;
+	if (seg == PAGODA_SEG_SYSTEM || seg >= PAGODA_NUM_SEGMENTS)
+		return -EINVAL;
+	if (!drm_dev_enter(&pgdev->drm, &idx))
+		return -ENODEV;
+	ret = down_read_interruptible(&pgdev->reset_lock);
+	if (!ret) {
+		ret = ttm_resource_manager_evict_all(&pgdev->bdev,
+						     ttm_manager_type(&pgdev->bdev,
+								      pagoda_segment_mem_type(seg)));
+		up_read(&pgdev->reset_lock);
+	}
+	drm_dev_exit(idx);
+	return ret ? ret : len;
+}
+
+static const struct file_operations pagoda_debugfs_evict_fops = {
+	.owner = THIS_MODULE,
+	.write = pagoda_debugfs_evict_write,
+	.llseek = noop_llseek,
+};
+
 static const struct drm_debugfs_info pagoda_debugfs_files[] = {
 	{ "segments", pagoda_debugfs_segments },
 	{ "allocations", pagoda_debugfs_allocations },
@@ -129,6 +177,8 @@ void pagoda_debugfs_init(struct pagoda_device *pgdev)
 {
 	drm_debugfs_add_files(&pgdev->drm, pagoda_debugfs_files,
 			      ARRAY_SIZE(pagoda_debugfs_files));
+	debugfs_create_file("evict", 0200, pgdev->drm.debugfs_root, pgdev,
+			    &pagoda_debugfs_evict_fops);
 }
 
 /**

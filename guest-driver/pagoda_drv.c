@@ -262,6 +262,9 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = drmm_add_action_or_reset(&pgdev->drm, pagoda_ttm_release, NULL);
 	if (ret)
 		goto err_engines;
+	ret = pagoda_host_aperture_init(pgdev);
+	if (ret)
+		goto err_engines;
 
 	pagoda_debugfs_init(pgdev);
 	ret = drm_dev_register(&pgdev->drm, 0);

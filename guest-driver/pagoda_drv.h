@@ -13,6 +13,7 @@
 #define PAGODA_DRV_H
 
 #include <linux/io.h>
+#include <linux/mm_types.h>
 #include <linux/ioport.h>
 #include <linux/rwsem.h>
 #include <linux/types.h>
@@ -92,6 +93,44 @@ struct pagoda_gart {
 };
 
 /**
+ * struct pagoda_host_aperture_slot - one page of the CPU host aperture
+ * @bo: the allocation whose page it shows, NULL when it shows nothing
+ *	the driver still uses
+ * @bo_page: that page of @bo, in segment pages
+ * @lru: in &pagoda_host_aperture.lru
+ */
+struct pagoda_host_aperture_slot {
+	struct pagoda_bo *bo;
+	u32 bo_page;
+	struct list_head lru;
+};
+
+/**
+ * struct pagoda_host_aperture - the CPU host aperture (BAR4) and its slots
+ * @lock: protects the slots, @lru, the counters and every allocation's
+ *	&pagoda_bo.host_aperture_slots; taken inside BO reservations
+ * @slots: @count slots of @page_size bytes
+ * @count: slots (PAGODA_REG_HOST_APERTURE_PAGES)
+ * @page_size: bytes of a slot: the page size of hidden VRAM
+ * @bar_start: CPU physical address of BAR4
+ * @lru: the slots, least recently used first
+ * @maps: segment pages mapped into slots so far
+ * @reuses: mappings that took a slot from another page
+ *
+ * See the DOC block of pagoda_host_aperture.c.
+ */
+struct pagoda_host_aperture {
+	struct mutex lock; /* see @lock above */
+	struct pagoda_host_aperture_slot *slots;
+	u32 count;
+	u32 page_size;
+	resource_size_t bar_start;
+	struct list_head lru;
+	u64 maps;
+	u64 reuses;
+};
+
+/**
  * struct pagoda_irq - one interrupt vector and the sources it serves
  * @pgdev: device the vector belongs to
  * @sources: PAGODA_REG_INT_STATUS bits this vector's handler owns
@@ -122,6 +161,7 @@ struct pagoda_irq {
  * @bdev: the TTM device over the segments; lives as long as the DRM
  *	device, since allocations outlive the PCI binding
  * @gart: the aperture segment's table
+ * @host_aperture: the CPU host aperture's slots
  * @vram_mgr: resource managers of the memory segments, by segment id
  *	(entries 1 and 2)
  * @reset_lock: held for writing from a PCI reset's reset_prepare to its
@@ -157,6 +197,7 @@ struct pagoda_device {
 	struct pagoda_engine engine[PAGODA_NUM_ENGINES];
 	struct ttm_device bdev;
 	struct pagoda_gart gart;
+	struct pagoda_host_aperture host_aperture;
 	struct pagoda_vram_mgr vram_mgr[PAGODA_NUM_SEGMENTS];
 	struct rw_semaphore reset_lock;
 	struct mutex bo_list_lock; /* protects @bo_list */
@@ -204,6 +245,12 @@ int pagoda_gart_bind(struct pagoda_paging_batch *batch, struct ttm_resource *res
 int pagoda_gart_unbind(struct pagoda_paging_batch *batch, struct ttm_resource *res);
 void pagoda_gart_unbind_now(struct pagoda_device *pgdev, struct ttm_resource *res);
 void pagoda_gart_usage(struct pagoda_device *pgdev, u64 *entries, u64 *used);
+
+int pagoda_host_aperture_init(struct pagoda_device *pgdev);
+void pagoda_host_aperture_release_bo(struct pagoda_device *pgdev, struct pagoda_bo *bo);
+void pagoda_host_aperture_reset(struct pagoda_device *pgdev);
+vm_fault_t pagoda_host_aperture_fault(struct vm_fault *vmf, struct pagoda_bo *bo);
+void pagoda_host_aperture_stats(struct pagoda_device *pgdev, u64 *maps, u64 *reuses, u32 *used);
 
 /**
  * struct pagoda_file - per DRM file (process) state

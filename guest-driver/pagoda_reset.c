@@ -69,6 +69,8 @@ static void pagoda_reset_done(struct pci_dev *pdev)
 {
 	struct pagoda_device *pgdev = pci_get_drvdata(pdev);
 
+	/* the device forgot the host aperture's mappings */
+	pagoda_host_aperture_reset(pgdev);
 	if (!pagoda_reset_restore(pgdev))
 		drm_info(&pgdev->drm, "device restored after PCI function reset\n");
 	up_write(&pgdev->reset_lock);

@@ -12,7 +12,7 @@
  * ========= ================= ======================================
  * 0 system  TTM_PL_SYSTEM     the pages themselves
  * 1 VRAM    TTM_PL_VRAM       BAR2, write-combined
- * 2 hidden  PAGODA_PL_HIDDEN  none (through the host aperture, later)
+ * 2 hidden  PAGODA_PL_HIDDEN  host aperture slots (BAR4)
  * 3 aperture TTM_PL_TT        the pages themselves
  * ========= ================= ======================================
  *
@@ -368,6 +368,10 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	struct dma_fence *fence;
 	int ret;
 
+	/* TTM zapped its CPU mappings: the slots showing its old place go */
+	if (old_type == PAGODA_PL_HIDDEN)
+		pagoda_host_aperture_release_bo(pgdev, to_pagoda_bo(bo));
+
 	if (old_type == TTM_PL_SYSTEM && new_mem->mem_type == TTM_PL_SYSTEM) {
 		/* system pages come zeroed from the pool */
 		ttm_bo_move_null(bo, new_mem);
@@ -418,15 +422,20 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 }
 
 /*
- * An allocation (not one of TTM's ghost objects, which only hold a
- * resource already unmapped by its move) leaves the aperture for good.
+ * An allocation's memory is freed (not that of one of TTM's ghost objects,
+ * which only hold a resource already unmapped by its move): its aperture
+ * range is unmapped, its host aperture slots released.
  */
 static void pagoda_delete_mem_notify(struct ttm_buffer_object *bo)
 {
-	if (!pagoda_ttm_bo_is_pagoda(bo) || !bo->resource ||
-	    bo->resource->mem_type != TTM_PL_TT)
+	struct pagoda_device *pgdev = to_pagoda_device(bo->base.dev);
+
+	if (!pagoda_ttm_bo_is_pagoda(bo) || !bo->resource)
 		return;
-	pagoda_gart_unbind_now(to_pagoda_device(bo->base.dev), bo->resource);
+	if (bo->resource->mem_type == TTM_PL_TT)
+		pagoda_gart_unbind_now(pgdev, bo->resource);
+	else if (bo->resource->mem_type == PAGODA_PL_HIDDEN)
+		pagoda_host_aperture_release_bo(pgdev, to_pagoda_bo(bo));
 }
 
 static int pagoda_io_mem_reserve(struct ttm_device *bdev, struct ttm_resource *mem)

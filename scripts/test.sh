@@ -64,9 +64,11 @@ guest_boot() {
 # Programs that exercise interrupt delivery, run again under INTx.
 INTX_PROGRAMS="irq irq_delivery pci_reset"
 
-# The suite runs on a device with 64 MiB of VRAM, so that the stress and
-# allocation tests overcommit it several times within the guest's 1 GiB.
-SUITE_DEVICE=vram-size=64M
+# The suite runs on a device with 64 MiB of VRAM and 64 MiB of hidden VRAM,
+# so that the stress and allocation tests overcommit them several times
+# within the guest's 1 GiB, and a 4 MiB host aperture (64 slots of 64 KiB),
+# so that CPU access to hidden VRAM reuses slots all the time.
+SUITE_DEVICE=vram-size=64M,hidden-vram-size=64M,host-aperture-size=4M
 # The stress program runs 60 s where the checks are (debug kernel), 20 s
 # on the stock kernel.
 declare -A STRESS_SECONDS=([stock]=20 [debug]=60)

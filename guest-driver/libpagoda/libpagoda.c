@@ -156,3 +156,32 @@ int pagoda_bo_free(struct pagoda_dev *dev, struct pagoda_bo *bo)
 	pagoda_bo_unmap(bo);
 	return pagoda_ioctl(dev, DRM_IOCTL_GEM_CLOSE, &args);
 }
+
+static int pagoda_residency(struct pagoda_dev *dev, uint32_t op, const uint32_t *handles,
+			    uint32_t count, uint64_t *bytes_to_trim)
+{
+	struct drm_pagoda_residency args = {
+		.handles = (uintptr_t)handles,
+		.count = count,
+		.op = op,
+	};
+	int ret = pagoda_ioctl(dev, DRM_IOCTL_PAGODA_RESIDENCY, &args);
+
+	/* DRM copies the arguments back on failure too: ENOSPC reports here */
+	if (bytes_to_trim)
+		*bytes_to_trim = args.bytes_to_trim;
+	return ret;
+}
+
+/* Keep the allocations where the GPU reaches them until as many evicts. */
+int pagoda_make_resident(struct pagoda_dev *dev, const uint32_t *handles, uint32_t count,
+			 uint64_t *bytes_to_trim)
+{
+	return pagoda_residency(dev, DRM_PAGODA_MAKE_RESIDENT, handles, count, bytes_to_trim);
+}
+
+/* Drop one residency count of each; at 0 an allocation may be evicted again. */
+int pagoda_evict(struct pagoda_dev *dev, const uint32_t *handles, uint32_t count)
+{
+	return pagoda_residency(dev, DRM_PAGODA_EVICT, handles, count, NULL);
+}

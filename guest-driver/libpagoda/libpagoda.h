@@ -47,4 +47,14 @@ int pagoda_bo_map(struct pagoda_dev *dev, struct pagoda_bo *bo);
 void pagoda_bo_unmap(struct pagoda_bo *bo);
 int pagoda_bo_free(struct pagoda_dev *dev, struct pagoda_bo *bo);
 
+/*
+ * DRM_IOCTL_PAGODA_RESIDENCY on @count handles (1 .. DRM_PAGODA_RESIDENCY_MAX),
+ * all or nothing. pagoda_make_resident() sets *@bytes_to_trim (if not NULL)
+ * on success and on failure too: on ENOSPC it is the bytes the file must
+ * evict first to stay within its budget (0 when a segment had no room).
+ */
+int pagoda_make_resident(struct pagoda_dev *dev, const uint32_t *handles, uint32_t count,
+			 uint64_t *bytes_to_trim);
+int pagoda_evict(struct pagoda_dev *dev, const uint32_t *handles, uint32_t count);
+
 #endif /* LIBPAGODA_H */
