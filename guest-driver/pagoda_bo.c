@@ -252,7 +252,8 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	mutex_lock(&pgdev->bo_list_lock);
 	list_add_tail(&bo->link, &pgdev->bo_list);
 	mutex_unlock(&pgdev->bo_list_lock);
-	bo->tbo.priority = args->priority;
+	bo->priority = args->priority;
+	bo->tbo.priority = args->priority + 1;
 	/* on failure TTM calls pagoda_bo_destroy() */
 	ret = ttm_bo_init_reserved(&pgdev->bdev, &bo->tbo, ttm_bo_type_device, &bo->placement,
 				   0, &ctx, NULL, NULL, pagoda_bo_destroy);
@@ -382,6 +383,44 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 		return ret;
 	args->size = size;
 	return 0;
+}
+
+/**
+ * pagoda_ioctl_gem_madvise - DRM_IOCTL_PAGODA_GEM_MADVISE
+ * @drm: the DRM device
+ * @data: struct drm_pagoda_gem_madvise
+ * @file: the caller's file
+ *
+ * Return: 0, -EINVAL for an unknown state or a pad not zero, -ENOENT for a
+ * handle the file does not hold.
+ */
+int pagoda_ioctl_gem_madvise(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_pagoda_gem_madvise *args = data;
+	struct drm_gem_object *gem;
+	struct pagoda_bo *bo;
+	int ret;
+
+	if (args->pad || args->state > DRM_PAGODA_MADV_DONTNEED)
+		return -EINVAL;
+	gem = drm_gem_object_lookup(file, args->handle);
+	if (!gem)
+		return -ENOENT;
+	bo = gem_to_pagoda_bo(gem);
+	ret = dma_resv_lock_interruptible(bo->tbo.base.resv, NULL);
+	if (ret)
+		goto out;
+	bo->madv = args->state;
+	args->retained = !bo->discarded;
+	if (args->state == DRM_PAGODA_MADV_WILLNEED)
+		bo->discarded = false;
+	/* DONTNEED ones are evicted first: a class below every priority */
+	bo->tbo.priority = args->state == DRM_PAGODA_MADV_DONTNEED ? 0 : bo->priority + 1;
+	ttm_bo_move_to_lru_tail_unlocked(&bo->tbo);
+	dma_resv_unlock(bo->tbo.base.resv);
+out:
+	drm_gem_object_put(gem);
+	return ret;
 }
 
 /**

@@ -22,6 +22,11 @@
  * @placement: @places as TTM takes them
  * @eviction_placement: where eviction sends it: the eviction segment,
  *	then system memory as the fallback
+ * @priority: DRM_PAGODA_PRIORITY_* given at creation; the TTM priority is
+ *	one more, or 0 while @madv is DONTNEED (evicted first)
+ * @madv: DRM_PAGODA_MADV_*, written with the reservation held
+ * @discarded: its contents were discarded while DONTNEED; written with the
+ *	reservation held, cleared by WILLNEED
  * @segment: the segment it is in, written with the reservation held by
  *	each move, read without it (READ_ONCE) for fdinfo
  * @link: in &pagoda_device.bo_list, under &pagoda_device.bo_list_lock
@@ -33,6 +38,9 @@
  */
 struct pagoda_bo {
 	struct ttm_buffer_object tbo;
+	u32 priority;
+	u32 madv;
+	bool discarded;
 	u32 segment;
 	struct list_head link;
 	struct xarray host_aperture_slots;
@@ -78,5 +86,6 @@ void pagoda_bo_res_placement(struct ttm_resource *res, u64 *offset, u32 *contigu
 void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt);
 int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *file);
+int pagoda_ioctl_gem_madvise(struct drm_device *drm, void *data, struct drm_file *file);
 
 #endif /* PAGODA_BO_H */

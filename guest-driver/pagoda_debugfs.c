@@ -5,7 +5,8 @@
  * Files under /sys/kernel/debug/dri/<minor>/:
  *
  * - ``segments``: one line per segment: size, used, free and largest free
- *   block, evictions and bytes moved (memory segments), page size; the
+ *   block, evictions (and how many of them discarded contents not
+ *   needed) and bytes moved (memory segments), page size; the
  *   aperture's table entries, used and free (GART occupancy); then the
  *   CPU host aperture's slots: how many, in use, mappings made and slots
  *   taken from another page;
@@ -55,7 +56,7 @@ static int pagoda_debugfs_segments(struct seq_file *m, void *data)
 	for (id = 0; id < PAGODA_NUM_SEGMENTS; id++) {
 		const struct pagoda_segment *seg = &pgdev->segs[id];
 		struct pagoda_vram_mgr *mgr = &pgdev->vram_mgr[id];
-		u64 size, used, largest, evictions, moved;
+		u64 size, used, largest, evictions, moved, discards;
 
 		seq_printf(m, "%u %-12s", id, pagoda_segment_name(id));
 		if (id == PAGODA_SEG_SYSTEM) {
@@ -74,9 +75,11 @@ static int pagoda_debugfs_segments(struct seq_file *m, void *data)
 		mutex_lock(&mgr->lock);
 		evictions = mgr->evictions;
 		moved = mgr->bytes_moved;
+		discards = mgr->discards;
 		mutex_unlock(&mgr->lock);
-		seq_printf(m, " size %llu used %llu free %llu largest-free %llu evictions %llu bytes-moved %llu page %u\n",
-			   size, used, size - used, largest, evictions, moved, seg->page_size);
+		seq_printf(m, " size %llu used %llu free %llu largest-free %llu evictions %llu discards %llu bytes-moved %llu page %u\n",
+			   size, used, size - used, largest, evictions, discards, moved,
+			   seg->page_size);
 	}
 	pagoda_host_aperture_stats(pgdev, &maps, &reuses, &slots_used);
 	seq_printf(m, "host-aperture slots %u used %u page %u maps %llu reuses %llu\n",
@@ -92,8 +95,9 @@ static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
 	u32 contiguous;
 	u64 offset;
 
-	seq_printf(m, "%p size %zu allowed 0x%x flags 0x%x priority %u", bo, tbo->base.size,
-		   bo->segments, bo->flags, tbo->priority);
+	seq_printf(m, "%p size %zu allowed 0x%x flags 0x%x priority %u%s", bo, tbo->base.size,
+		   bo->segments, bo->flags, bo->priority,
+		   READ_ONCE(bo->madv) == DRM_PAGODA_MADV_DONTNEED ? " dontneed" : "");
 	if (!dma_resv_trylock(tbo->base.resv)) {
 		seq_puts(m, " busy\n");
 		return;
@@ -210,10 +214,13 @@ void pagoda_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		else
 			s->private += gem->size;
 		s->resident += gem->size;
+		if (READ_ONCE(bo->madv) == DRM_PAGODA_MADV_DONTNEED)
+			s->purgeable += gem->size;
 	}
 	spin_unlock(&file->table_lock);
 
 	for (seg = 0; seg < PAGODA_NUM_SEGMENTS; seg++)
-		drm_print_memory_stats(p, &stats[seg], DRM_GEM_OBJECT_RESIDENT,
+		drm_print_memory_stats(p, &stats[seg],
+				       DRM_GEM_OBJECT_RESIDENT | DRM_GEM_OBJECT_PURGEABLE,
 				       pagoda_segment_name(seg));
 }

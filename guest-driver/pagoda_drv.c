@@ -101,6 +101,7 @@ static const struct drm_ioctl_desc pagoda_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(PAGODA_GEM_INFO, pagoda_ioctl_gem_info, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(PAGODA_RESIDENCY, pagoda_ioctl_residency, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(PAGODA_SET_BUDGET, pagoda_ioctl_set_budget, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_GEM_MADVISE, pagoda_ioctl_gem_madvise, DRM_RENDER_ALLOW),
 };
 
 static const struct file_operations pagoda_drm_fops = {

@@ -232,6 +232,7 @@ void pagoda_ttm_fini(struct pagoda_device *pgdev);
 unsigned int pagoda_mem_type_segment(u32 mem_type);
 u32 pagoda_segment_mem_type(unsigned int seg);
 void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool evict, u64 bytes);
+void pagoda_segment_count_discard(struct pagoda_device *pgdev, u32 mem_type);
 const char *pagoda_segment_name(unsigned int id);
 
 struct pagoda_paging_batch;

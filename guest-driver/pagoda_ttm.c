@@ -226,8 +226,11 @@ static void pagoda_evict_flags(struct ttm_buffer_object *bo, struct ttm_placemen
 	struct pagoda_bo *pbo = to_pagoda_bo(bo);
 	u32 from = bo->resource->mem_type;
 
-	if (from == TTM_PL_TT || from == TTM_PL_SYSTEM) {
-		/* out of the aperture: not resident until made resident again */
+	if (from == TTM_PL_TT || from == TTM_PL_SYSTEM || pbo->madv == DRM_PAGODA_MADV_DONTNEED) {
+		/*
+		 * Out of the aperture: not resident until made resident again.
+		 * Not needed: discarded on the way (pagoda_bo_move).
+		 */
 		placement->placement = &system;
 		placement->num_placement = 1;
 	} else if (from == pbo->eviction_placement[0].mem_type) {
@@ -355,6 +358,33 @@ static int pagoda_move_batch(struct pagoda_paging_batch *batch, struct ttm_buffe
 	return ret;
 }
 
+/*
+ * Evict a DONTNEED allocation without copying: once the work using it is
+ * done its memory goes, and it lands in system memory with no pages yet
+ * (they come zeroed from the pool when next touched).
+ */
+static int pagoda_bo_discard(struct ttm_buffer_object *bo, struct ttm_operation_ctx *ctx,
+			     struct ttm_resource *new_mem)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(bo->base.dev);
+	u32 old_type = bo->resource->mem_type;
+	int ret;
+
+	ret = ttm_bo_wait_ctx(bo, ctx);
+	if (ret)
+		return ret;
+	/* in a memory segment it has no pages: TTM dropped them on the way in */
+	if (WARN_ON_ONCE(bo->ttm && ttm_tt_is_populated(bo->ttm)))
+		return -EINVAL;
+	trace_pagoda_bo_move(bo, pagoda_mem_type_segment(old_type),
+			     pagoda_mem_type_segment(new_mem->mem_type), 0, true, false);
+	pagoda_segment_count_discard(pgdev, old_type);
+	ttm_bo_move_null(bo, new_mem);
+	to_pagoda_bo(bo)->discarded = true;
+	WRITE_ONCE(to_pagoda_bo(bo)->segment, pagoda_mem_type_segment(new_mem->mem_type));
+	return 0;
+}
+
 static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 			  struct ttm_operation_ctx *ctx, struct ttm_resource *new_mem,
 			  struct ttm_place *hop)
@@ -371,6 +401,9 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	/* TTM zapped its CPU mappings: the slots showing its old place go */
 	if (old_type == PAGODA_PL_HIDDEN)
 		pagoda_host_aperture_release_bo(pgdev, to_pagoda_bo(bo));
+
+	if (evict && mem_type_is_vram(old_type) && to_pagoda_bo(bo)->madv == DRM_PAGODA_MADV_DONTNEED)
+		return pagoda_bo_discard(bo, ctx, new_mem);
 
 	if (old_type == TTM_PL_SYSTEM && new_mem->mem_type == TTM_PL_SYSTEM) {
 		/* system pages come zeroed from the pool */
@@ -490,6 +523,17 @@ void pagoda_segment_count_move(struct pagoda_device *pgdev, u32 mem_type, bool e
 	if (mem_type_is_vram(mem_type))
 		pagoda_vram_mgr_count_move(&pgdev->vram_mgr[pagoda_mem_type_segment(mem_type)],
 					   bytes, evict);
+}
+
+/**
+ * pagoda_segment_count_discard - account a discarded allocation
+ * @pgdev: the device
+ * @mem_type: memory type it was discarded from
+ */
+void pagoda_segment_count_discard(struct pagoda_device *pgdev, u32 mem_type)
+{
+	if (mem_type_is_vram(mem_type))
+		pagoda_vram_mgr_count_discard(&pgdev->vram_mgr[pagoda_mem_type_segment(mem_type)]);
 }
 
 /**

@@ -433,8 +433,8 @@ static void pagoda_vram_mgr_debug(struct ttm_resource_manager *man,
 	drm_printf(printer, "  page_size: %llu KiB\n", mgr->page_size >> 10);
 	drm_printf(printer, "  size: %llu, used: %llu, largest free: %llu\n",
 		   size, used, largest_free);
-	drm_printf(printer, "  evictions: %llu, bytes moved: %llu\n",
-		   mgr->evictions, mgr->bytes_moved);
+	drm_printf(printer, "  evictions: %llu (%llu discarded), bytes moved: %llu\n",
+		   mgr->evictions, mgr->discards, mgr->bytes_moved);
 	drm_buddy_print(&mgr->mm, printer);
 	mutex_unlock(&mgr->lock);
 }
@@ -483,6 +483,7 @@ int pagoda_vram_mgr_init(struct ttm_device *bdev, struct pagoda_vram_mgr *mgr,
 	mgr->page_size = page_size;
 	mgr->evictions = 0;
 	mgr->bytes_moved = 0;
+	mgr->discards = 0;
 	mutex_init(&mgr->lock);
 
 	man->func = &pagoda_vram_mgr_func;
@@ -728,6 +729,20 @@ void pagoda_vram_mgr_count_move(struct pagoda_vram_mgr *mgr, u64 bytes,
 	mgr->bytes_moved += bytes;
 	if (eviction)
 		mgr->evictions++;
+	mutex_unlock(&mgr->lock);
+}
+
+/**
+ * pagoda_vram_mgr_count_discard() - account a resource discarded from the segment
+ * @mgr: manager of the segment
+ *
+ * Context: process context; takes @mgr->lock.
+ */
+void pagoda_vram_mgr_count_discard(struct pagoda_vram_mgr *mgr)
+{
+	mutex_lock(&mgr->lock);
+	mgr->evictions++;
+	mgr->discards++;
 	mutex_unlock(&mgr->lock);
 }
 

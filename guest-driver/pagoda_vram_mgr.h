@@ -26,9 +26,11 @@ struct ttm_device;
  * struct pagoda_vram_mgr - TTM resource manager of one memory segment
  * @evictions: resources evicted from the segment, under @lock
  * @bytes_moved: bytes moved into or out of the segment, under @lock
+ * @discards: resources evicted without copying (not needed), under @lock
  *
  * The driver updates @evictions and @bytes_moved through
- * pagoda_vram_mgr_count_move().
+ * pagoda_vram_mgr_count_move(), @discards through
+ * pagoda_vram_mgr_count_discard().
  */
 struct pagoda_vram_mgr {
 	/** @manager: the TTM manager, registered for @mem_type */
@@ -37,7 +39,7 @@ struct pagoda_vram_mgr {
 	struct drm_buddy mm;
 	/**
 	 * @lock: protects @mm (every drm_buddy call and every read of its
-	 * counters), @evictions and @bytes_moved. A leaf lock: it is taken
+	 * counters), @evictions, @bytes_moved and @discards. A leaf lock: it is taken
 	 * with BO reservations and TTM's eviction walk held, and nothing is
 	 * taken under it; the only thing under it that may sleep is
 	 * drm_buddy's GFP_KERNEL allocation of block structures. TTM keeps
@@ -51,7 +53,7 @@ struct pagoda_vram_mgr {
 	 * aligned and sized to it, or to PAGE_SIZE if that is larger.
 	 */
 	u64 page_size;
-	u64 evictions, bytes_moved;
+	u64 evictions, bytes_moved, discards;
 	/** @mem_type: TTM memory type the manager is registered for */
 	u32 mem_type;
 };
@@ -118,6 +120,7 @@ void pagoda_vram_cursor_first(struct ttm_resource *res, u64 start, u64 size,
 void pagoda_vram_cursor_next(struct pagoda_vram_cursor *cur);
 bool pagoda_vram_res_is_contiguous(struct ttm_resource *res);
 
+void pagoda_vram_mgr_count_discard(struct pagoda_vram_mgr *mgr);
 void pagoda_vram_mgr_count_move(struct pagoda_vram_mgr *mgr, u64 bytes,
 				bool eviction);
 void pagoda_vram_mgr_usage(struct pagoda_vram_mgr *mgr, u64 *size, u64 *used,

@@ -185,3 +185,18 @@ int pagoda_evict(struct pagoda_dev *dev, const uint32_t *handles, uint32_t count
 {
 	return pagoda_residency(dev, DRM_PAGODA_EVICT, handles, count, NULL);
 }
+
+/*
+ * Mark an allocation's contents needed (DRM_PAGODA_MADV_WILLNEED) or not
+ * (DRM_PAGODA_MADV_DONTNEED); *@retained (if not NULL) tells whether they
+ * survived since the last DONTNEED.
+ */
+int pagoda_bo_madvise(struct pagoda_dev *dev, uint32_t handle, uint32_t state, int *retained)
+{
+	struct drm_pagoda_gem_madvise args = { .handle = handle, .state = state };
+	int ret = pagoda_ioctl(dev, DRM_IOCTL_PAGODA_GEM_MADVISE, &args);
+
+	if (!ret && retained)
+		*retained = args.retained;
+	return ret;
+}

@@ -57,4 +57,7 @@ int pagoda_make_resident(struct pagoda_dev *dev, const uint32_t *handles, uint32
 			 uint64_t *bytes_to_trim);
 int pagoda_evict(struct pagoda_dev *dev, const uint32_t *handles, uint32_t count);
 
+/* DRM_IOCTL_PAGODA_GEM_MADVISE: the model's Offer (DONTNEED) and Reclaim (WILLNEED). */
+int pagoda_bo_madvise(struct pagoda_dev *dev, uint32_t handle, uint32_t state, int *retained);
+
 #endif /* LIBPAGODA_H */

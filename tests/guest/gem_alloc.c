@@ -217,22 +217,6 @@ static long long file_key(const char *path, const char *key)
 	return value;
 }
 
-/* A number after @word in the line of @path that starts with @start, or -1. */
-static long long debugfs_value(const char *path, const char *start, const char *word)
-{
-	char line[512], *p;
-	long long value = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, start, strlen(start)) && (p = strstr(line, word)))
-			value = strtoll(p + strlen(word), NULL, 10);
-	fclose(f);
-	return value;
-}
-
 /*
  * fdinfo shows the file's memory per segment with the standard DRM keys,
  * and debugfs the segment's use and the allocation.
@@ -256,9 +240,9 @@ static void test_observability(struct pagoda_dev *dev)
 		 total_vram, total_sys);
 	pt_check(file_key(fdinfo, "drm-resident-vram") == 4 * (long long)MIB,
 		 "fdinfo: drm-resident-vram 4 MiB");
-	used = debugfs_value("/sys/kernel/debug/dri/0/segments", "1 vram", " used ");
+	used = pt_debugfs_value("/sys/kernel/debug/dri/0/segments", "1 vram", " used ");
 	pt_check(used >= 4 * (long long)MIB, "debugfs segments: %lld bytes of VRAM used", used);
-	pt_check(debugfs_value("/sys/kernel/debug/dri/0/allocations", "", "size 4194304") >= 0,
+	pt_check(pt_debugfs_value("/sys/kernel/debug/dri/0/allocations", "", "size 4194304") >= 0,
 		 "debugfs allocations lists the 4 MiB one");
 	pagoda_bo_free(dev, &vram);
 	pagoda_bo_free(dev, &sys);

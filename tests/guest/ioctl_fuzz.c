@@ -322,6 +322,37 @@ static int fuzz_set_budget(int fd, void *readonly, unsigned long i)
 }
 
 /*
+ * DRM_IOCTL_PAGODA_GEM_MADVISE: EINVAL for a pad or an unknown state,
+ * ENOENT for a foreign handle; retained is 0 or 1.
+ */
+static int fuzz_gem_madvise(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_gem_madvise args;
+	int want, got, known;
+
+	memset(&args, 0, sizeof(args));
+	known = nlive && rnd_below(4);
+	args.handle = known ? live[rnd_below(nlive)] : (uint32_t)rnd_value();
+	known = live_index(args.handle) >= 0;
+	args.state = rnd_below(8) ? rnd_below(2) : (uint32_t)rnd_value();
+	args.pad = rnd_below(8) ? 0 : rnd_value();
+	args.retained = 7;
+	want = args.pad || args.state > DRM_PAGODA_MADV_DONTNEED ? EINVAL : known ? 0 : ENOENT;
+	if (!rnd_below(16)) {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_MADVISE, bad_pointer(readonly));
+		want = EFAULT;
+	} else {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_MADVISE, &args);
+	}
+	count(&pagoda_outcome, got);
+	if (got == want && (got || args.retained <= 1))
+		return 1;
+	pt_fail("call %lu: GEM_MADVISE handle %u state %u pad %u: %s (want %s), retained %u", i,
+		args.handle, args.state, args.pad, strerror(got), strerror(want), args.retained);
+	return 0;
+}
+
+/*
  * Any ioctl number in the DRM driver range or the core range, any size and
  * direction, random payload. Driver numbers past the last Pagoda ioctl are
  * EINVAL; core ioctls a render node may not call are EACCES; the rest must
@@ -338,8 +369,8 @@ static int fuzz_any(int fd, void *payload, void *readonly, unsigned long i)
 	nr = rnd_below(2) ? DRM_COMMAND_BASE + rnd_below(DRM_COMMAND_END - DRM_COMMAND_BASE)
 			  : rnd_below(DRM_COMMAND_BASE);
 	/* Pagoda's own ioctls are fuzzed with structure above. */
-	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_SET_BUDGET)
-		nr = DRM_COMMAND_BASE + DRM_PAGODA_SET_BUDGET + 1;
+	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_GEM_MADVISE)
+		nr = DRM_COMMAND_BASE + DRM_PAGODA_GEM_MADVISE + 1;
 	/* GEM_CLOSE with a random handle could close one the fuzzer tracks */
 	if (nr == _IOC_NR(DRM_IOCTL_GEM_CLOSE))
 		nr = _IOC_NR(DRM_IOCTL_VERSION);
@@ -395,7 +426,7 @@ int main(void)
 	for (i = 0; i < calls && failed < 10; i++) {
 		int ok;
 
-		switch (rnd_below(7)) {
+		switch (rnd_below(8)) {
 		case 0:
 			ok = fuzz_get_param(fd, readonly, i);
 			break;
@@ -410,6 +441,9 @@ int main(void)
 			break;
 		case 4:
 			ok = fuzz_set_budget(fd, readonly, i);
+			break;
+		case 5:
+			ok = fuzz_gem_madvise(fd, readonly, i);
 			break;
 		default:
 			ok = fuzz_any(fd, payload, readonly, i);

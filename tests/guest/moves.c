@@ -190,22 +190,6 @@ static void test_moves(struct pagoda_dev *dev)
 		test_move_case(dev, &cases[i], i + 1);
 }
 
-/* A number after @word on the line of @path starting with @start, or -1. */
-static long long debugfs_value(const char *path, const char *start, const char *word)
-{
-	char line[512], *p;
-	long long value = -1;
-	FILE *f = fopen(path, "r");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, start, strlen(start)) && (p = strstr(line, word)))
-			value = strtoll(p + strlen(word), NULL, 10);
-	fclose(f);
-	return value;
-}
-
 /*
  * Hidden VRAM through the host aperture, touching more pages than it has
  * slots: slots are reused (least recently used first) and every byte is
@@ -241,7 +225,7 @@ static void test_host_aperture(struct pagoda_dev *dev)
 	ret = pagoda_bo_map(dev, &bo);
 	if (!pt_check(!ret, "map it: %s", strerror(-ret)))
 		goto out;
-	reuses = debugfs_value(DEBUGFS "/segments", "host-aperture", " reuses ");
+	reuses = pt_debugfs_value(DEBUGFS "/segments", "host-aperture", " reuses ");
 	p = bo.map;
 	words = bo.size / 8;
 	fill(&bo, 99, 1);
@@ -259,9 +243,9 @@ static void test_host_aperture(struct pagoda_dev *dev)
 		}
 	}
 	pt_check(!bad, "20000 random reads and writes (%llu wrong)", (unsigned long long)bad);
-	pt_check(debugfs_value(DEBUGFS "/segments", "host-aperture", " reuses ") > reuses,
+	pt_check(pt_debugfs_value(DEBUGFS "/segments", "host-aperture", " reuses ") > reuses,
 		 "slots were reused (%lld before, %lld after)", reuses,
-		 debugfs_value(DEBUGFS "/segments", "host-aperture", " reuses "));
+		 pt_debugfs_value(DEBUGFS "/segments", "host-aperture", " reuses "));
 	/* moved out and back while mapped: the mapping follows */
 	pt_check(!evict_segment(DRM_PAGODA_SEGMENT_VRAM_HIDDEN), "evict hidden VRAM");
 	bad = check(&bo, 99, 1);

@@ -423,4 +423,20 @@ static inline void pt_render_ring_off(volatile uint32_t *mmio)
 	pt_wreg(mmio, PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER) + PAGODA_ENG_RING_SIZE, 0);
 }
 
+/* A number after @word on the line of @path starting with @start, or -1. */
+static inline long long pt_debugfs_value(const char *path, const char *start, const char *word)
+{
+	char line[512], *p;
+	long long value = -1;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, start, strlen(start)) && (p = strstr(line, word)))
+			value = strtoll(p + strlen(word), NULL, 10);
+	fclose(f);
+	return value;
+}
+
 #endif /* PAGODA_TEST_H */

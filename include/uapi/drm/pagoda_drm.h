@@ -22,6 +22,7 @@ extern "C" {
 #define DRM_PAGODA_GEM_INFO		0x02
 #define DRM_PAGODA_RESIDENCY		0x03
 #define DRM_PAGODA_SET_BUDGET		0x04
+#define DRM_PAGODA_GEM_MADVISE		0x05
 
 #define DRM_IOCTL_PAGODA_GET_PARAM	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM, \
 						 struct drm_pagoda_get_param)
@@ -33,6 +34,8 @@ extern "C" {
 						 struct drm_pagoda_residency)
 #define DRM_IOCTL_PAGODA_SET_BUDGET	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_SET_BUDGET, \
 						 struct drm_pagoda_set_budget)
+#define DRM_IOCTL_PAGODA_GEM_MADVISE	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GEM_MADVISE, \
+						 struct drm_pagoda_gem_madvise)
 
 /**
  * enum drm_pagoda_param - values DRM_IOCTL_PAGODA_GET_PARAM reports
@@ -195,6 +198,30 @@ struct drm_pagoda_residency {
 struct drm_pagoda_set_budget {
 	__u64 budget;
 	__u64 resident;
+};
+
+/* drm_pagoda_gem_madvise.state */
+#define DRM_PAGODA_MADV_WILLNEED	0	/* contents needed (the model's Reclaim) */
+#define DRM_PAGODA_MADV_DONTNEED	1	/* contents may be discarded (the model's Offer) */
+
+/**
+ * struct drm_pagoda_gem_madvise - argument of DRM_IOCTL_PAGODA_GEM_MADVISE
+ * @handle: in: GEM handle
+ * @state: in: DRM_PAGODA_MADV_WILLNEED or DRM_PAGODA_MADV_DONTNEED
+ * @retained: out: 1 when the contents are still there, 0 when they were
+ *	discarded since the allocation was marked DONTNEED (it then reads
+ *	as zeroes)
+ * @pad: in: must be zero
+ *
+ * A DONTNEED allocation is evicted before any needed one of its segment
+ * and its eviction discards the contents instead of copying them. WILLNEED
+ * makes it an ordinary allocation again and tells whether it lost them.
+ */
+struct drm_pagoda_gem_madvise {
+	__u32 handle;
+	__u32 state;
+	__u32 retained;
+	__u32 pad;
 };
 
 #if defined(__cplusplus)
