@@ -13,13 +13,18 @@
  * - ``allocations``: every allocation of the device: size, where it is
  *   now (segment, offset, contiguous), allowed segments, flags, priority;
  * - ``evict`` (write-only): a segment id written evicts what is not pinned
- *   from that segment.
+ *   from that segment;
+ * - ``paging_fault`` (write-only): a write submits a paging job that faults
+ *   and one after it, and fails (EIO) unless the first fails and the
+ *   second runs: how tests reach the fault interrupt through the driver's
+ *   own ring.
  *
  * Reading them takes the locks the data needs, never a BO reservation for
  * longer than a trylock: a busy allocation shows as "busy".
  */
 
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/seq_file.h>
 
 #include <drm/drm_debugfs.h>
@@ -29,6 +34,7 @@
 #include <uapi/drm/pagoda_drm.h>
 
 #include "pagoda_drv.h"
+#include "pagoda_paging.h"
 
 static const char *const pagoda_segment_names[PAGODA_NUM_SEGMENTS] = {
 	"system", "vram", "hidden-vram", "aperture",
@@ -162,6 +168,94 @@ static ssize_t pagoda_debugfs_evict_write(struct file *f, const char __user *buf
 	return ret ? ret : len;
 }
 
+/* A kernel job of one NOP on the paging engine; returns its fence. */
+static struct dma_fence *pagoda_debugfs_nop_job(struct pagoda_device *pgdev)
+{
+	struct pagoda_job *job = pagoda_job_begin(&pgdev->engine[PAGODA_ENGINE_PAGING]);
+	__le32 *nop;
+
+	if (IS_ERR(job))
+		return ERR_CAST(job);
+	nop = pagoda_job_reserve(job, 4);
+	*nop = cpu_to_le32(PAGODA_CMD_HEADER(PAGODA_CMD_NOP, 0, 1));
+	return pagoda_job_submit(job);
+}
+
+/*
+ * A paging job that faults (a FILL just past the end of VRAM, which writes
+ * nothing) must fail with -EIO, and the next job must run: the fault
+ * interrupt resumed the kernel context.
+ */
+static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
+{
+	u64 past_end = PAGODA_PADDR(PAGODA_SEG_VRAM, pgdev->segs[PAGODA_SEG_VRAM].size);
+	struct pagoda_paging_batch batch;
+	struct dma_fence *bad, *next;
+	unsigned int waited;
+	int ret;
+
+	pagoda_paging_batch_init(&batch, pgdev);
+	ret = pagoda_paging_fill(&batch, past_end, SZ_4K, 0);
+	if (ret) {
+		pagoda_paging_batch_abort(&batch);
+		return ret;
+	}
+	bad = pagoda_paging_batch_submit(&batch);
+	if (IS_ERR(bad))
+		return PTR_ERR(bad);
+	dma_fence_wait(bad, false);
+	ret = bad->error;
+	dma_fence_put(bad);
+	if (ret != -EIO) {
+		drm_err(&pgdev->drm, "faulting paging job: error %d, want %d\n", ret, -EIO);
+		return -EIO;
+	}
+	/* the fault interrupt may come after the engine's: let it resume */
+	for (waited = 0; waited < 1000; waited += 10) {
+		if (!pagoda_context_halted(pgdev, PAGODA_KERNEL_CONTEXT))
+			break;
+		msleep(10);
+	}
+	next = pagoda_debugfs_nop_job(pgdev);
+	if (IS_ERR(next))
+		return PTR_ERR(next);
+	dma_fence_wait(next, false);
+	ret = next->error;
+	dma_fence_put(next);
+	if (ret) {
+		drm_err(&pgdev->drm, "paging job after a fault: error %d\n", ret);
+		return -EIO;
+	}
+	return 0;
+}
+
+/*
+ * "paging_fault" (write-only): any write runs pagoda_debugfs_paging_fault()
+ * and fails with EIO when the driver does not handle the fault as it must.
+ */
+static ssize_t pagoda_debugfs_paging_fault_write(struct file *f, const char __user *buf,
+						 size_t len, loff_t *pos)
+{
+	struct pagoda_device *pgdev = file_inode(f)->i_private;
+	int ret, idx;
+
+	if (!drm_dev_enter(&pgdev->drm, &idx))
+		return -ENODEV;
+	ret = down_read_interruptible(&pgdev->reset_lock);
+	if (!ret) {
+		ret = pagoda_debugfs_paging_fault(pgdev);
+		up_read(&pgdev->reset_lock);
+	}
+	drm_dev_exit(idx);
+	return ret ? ret : len;
+}
+
+static const struct file_operations pagoda_debugfs_paging_fault_fops = {
+	.owner = THIS_MODULE,
+	.write = pagoda_debugfs_paging_fault_write,
+	.llseek = noop_llseek,
+};
+
 static const struct file_operations pagoda_debugfs_evict_fops = {
 	.owner = THIS_MODULE,
 	.write = pagoda_debugfs_evict_write,
@@ -183,6 +277,8 @@ void pagoda_debugfs_init(struct pagoda_device *pgdev)
 			      ARRAY_SIZE(pagoda_debugfs_files));
 	debugfs_create_file("evict", 0200, pgdev->drm.debugfs_root, pgdev,
 			    &pagoda_debugfs_evict_fops);
+	debugfs_create_file("paging_fault", 0200, pgdev->drm.debugfs_root, pgdev,
+			    &pagoda_debugfs_paging_fault_fops);
 }
 
 /**

@@ -216,6 +216,7 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	pci_set_drvdata(pdev, pgdev);
 
 	init_rwsem(&pgdev->reset_lock);
+	spin_lock_init(&pgdev->ctx_lock);
 	ret = drmm_mutex_init(&pgdev->drm, &pgdev->bo_list_lock);
 	if (ret)
 		return ret;

@@ -171,6 +171,8 @@ struct pagoda_irq {
  *	memory). Taken outside BO reservations in ioctls; inside the
  *	mmap lock and the reservation in faults, which the reset side never
  *	takes.
+ * @ctx_lock: serialises PAGODA_REG_CTX_SELECT and the context registers
+ *	it selects; taken in the fault interrupt, so with interrupts off
  * @bo_list_lock: protects @bo_list; taken alone (debugfs takes BO
  *	reservations under it with trylock only)
  * @bo_list: every allocation of the device, for debugfs
@@ -200,6 +202,7 @@ struct pagoda_device {
 	struct pagoda_host_aperture host_aperture;
 	struct pagoda_vram_mgr vram_mgr[PAGODA_NUM_SEGMENTS];
 	struct rw_semaphore reset_lock;
+	spinlock_t ctx_lock; /* see @ctx_lock above */
 	struct mutex bo_list_lock; /* protects @bo_list */
 	struct list_head bo_list;
 };

@@ -12,7 +12,14 @@
  *
  * Every entry asks for an interrupt and carries the job's fence seqno as
  * its fence value. The engine's interrupt reads PAGODA_ENG_FENCE and
- * signals, in order, every pending job up to that value. A slot (entry and
+ * signals, in order, every pending job up to that value. A retired entry
+ * may not have run to its end: a fault stops it, and the engine retires
+ * the entries of a halted context without running them. So every job ends
+ * with a SIGNAL_FENCE writing its seqno to its slot's marker, and a job
+ * retired without its marker gets -EIO on its fence. A fault of a kernel
+ * job (the paging engine) resumes the kernel context at once, from the
+ * fault interrupt: the jobs after it run again, and those the engine
+ * skipped in between fail with -EIO like the faulting one. A slot (entry and
  * buffer) is reused only after the job that last used the next slot
  * retired, which also keeps one entry free as the device requires
  * (at most RING_SIZE - 1 entries pending).
@@ -85,7 +92,9 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 					   &engine->ring_dma, GFP_KERNEL);
 	engine->bufs = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * PAGODA_JOB_BUF_SIZE,
 					   &engine->bufs_dma, GFP_KERNEL);
-	if (!engine->ring || !engine->bufs)
+	engine->markers = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * sizeof(u64),
+					      &engine->markers_dma, GFP_KERNEL);
+	if (!engine->ring || !engine->bufs || !engine->markers)
 		return -ENOMEM;
 	return 0;
 }
@@ -191,15 +200,64 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
 	struct pagoda_job *job, *next;
 	unsigned long flags;
 
+	/* the markers were written before the fence register moved */
+	dma_rmb();
 	spin_lock_irqsave(&engine->fence_lock, flags);
 	list_for_each_entry_safe(job, next, &engine->pending, link) {
 		if (job->fence.seqno > retired)
 			break;
+		if (le64_to_cpu(READ_ONCE(engine->markers[job->slot])) != job->fence.seqno) {
+			drm_err_ratelimited(&engine->pgdev->drm, "%s engine: job %llu did not complete\n",
+					    engine->name, job->fence.seqno);
+			dma_fence_set_error(&job->fence, -EIO);
+		}
 		trace_pagoda_job_retire(engine->id, job->fence.seqno, job->cmd_bytes);
 		list_del_init(&job->link);
 		dma_fence_signal_locked(&job->fence);
 	}
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
+}
+
+/**
+ * pagoda_engine_fault - a fault record names a job of this engine
+ * @engine: the engine
+ * @context: the record's context
+ *
+ * Called from the fault interrupt. A kernel job's fault halted the kernel
+ * context: resume it so that the jobs queued behind run (the faulting job
+ * and any skipped meanwhile fail, by their markers). Faults of user
+ * contexts are left to their owners.
+ */
+void pagoda_engine_fault(struct pagoda_engine *engine, u32 context)
+{
+	struct pagoda_device *pgdev = engine->pgdev;
+	unsigned long flags;
+
+	if (context != PAGODA_KERNEL_CONTEXT)
+		return;
+	spin_lock_irqsave(&pgdev->ctx_lock, flags);
+	pagoda_write(pgdev, PAGODA_REG_CTX_SELECT, PAGODA_KERNEL_CONTEXT);
+	pagoda_write(pgdev, PAGODA_REG_CTX_STATUS, PAGODA_CTX_STATUS_HALTED);
+	spin_unlock_irqrestore(&pgdev->ctx_lock, flags);
+}
+
+/**
+ * pagoda_context_halted - whether a context is halted by a fault
+ * @pgdev: the device
+ * @context: context id
+ *
+ * Return: true while halted.
+ */
+bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context)
+{
+	unsigned long flags;
+	u32 status;
+
+	spin_lock_irqsave(&pgdev->ctx_lock, flags);
+	pagoda_write(pgdev, PAGODA_REG_CTX_SELECT, context);
+	status = pagoda_read(pgdev, PAGODA_REG_CTX_STATUS);
+	spin_unlock_irqrestore(&pgdev->ctx_lock, flags);
+	return status & PAGODA_CTX_STATUS_HALTED;
 }
 
 /**
@@ -296,7 +354,7 @@ void *pagoda_job_reserve(struct pagoda_job *job, u32 bytes)
 {
 	void *p;
 
-	if (job->cmd_bytes + bytes + job->list_bytes > PAGODA_JOB_BUF_SIZE)
+	if (job->cmd_bytes + bytes + job->list_bytes > PAGODA_JOB_CAPACITY)
 		return NULL;
 	p = job->cmds + job->cmd_bytes;
 	job->cmd_bytes += bytes;
@@ -316,12 +374,26 @@ void *pagoda_job_reserve_list(struct pagoda_job *job, u32 bytes, u64 *bus_addr)
 	struct pagoda_engine *engine = job->engine;
 	u32 offset;
 
-	if (job->cmd_bytes + bytes + job->list_bytes > PAGODA_JOB_BUF_SIZE)
+	if (job->cmd_bytes + bytes + job->list_bytes > PAGODA_JOB_CAPACITY)
 		return NULL;
 	job->list_bytes += bytes;
 	offset = PAGODA_JOB_BUF_SIZE - job->list_bytes;
 	*bus_addr = engine->bufs_dma + (u64)job->slot * PAGODA_JOB_BUF_SIZE + offset;
 	return job->cmds + offset;
+}
+
+/* The job's last command: its seqno to its slot's marker (room was kept). */
+static void pagoda_job_write_marker(struct pagoda_job *job)
+{
+	struct pagoda_engine *engine = job->engine;
+	u8 *cmd = job->cmds + job->cmd_bytes;
+
+	*(__le32 *)cmd = cpu_to_le32(PAGODA_CMD_HEADER(PAGODA_CMD_SIGNAL_FENCE, 0,
+						       PAGODA_JOB_MARKER_BYTES / 4));
+	*(__le32 *)(cmd + 4) = 0;
+	*(__le64 *)(cmd + 8) = cpu_to_le64(engine->markers_dma + job->slot * sizeof(u64));
+	*(__le64 *)(cmd + 16) = cpu_to_le64(job->fence.seqno);
+	job->cmd_bytes += PAGODA_JOB_MARKER_BYTES;
 }
 
 static void pagoda_ring_write(struct pagoda_engine *engine, struct pagoda_job *job)
@@ -331,7 +403,7 @@ static void pagoda_ring_write(struct pagoda_engine *engine, struct pagoda_job *j
 
 	*(__le64 *)(entry + PAGODA_RING_ADDR) = cpu_to_le64(buf);
 	*(__le32 *)(entry + PAGODA_RING_LENGTH) = cpu_to_le32(job->cmd_bytes);
-	*(__le16 *)(entry + PAGODA_RING_CONTEXT) = 0;
+	*(__le16 *)(entry + PAGODA_RING_CONTEXT) = cpu_to_le16(PAGODA_KERNEL_CONTEXT);
 	*(__le16 *)(entry + PAGODA_RING_FLAGS) = cpu_to_le16(PAGODA_RING_FLAG_INTERRUPT);
 	*(__le64 *)(entry + PAGODA_RING_FENCE) = cpu_to_le64(job->fence.seqno);
 	*(__le64 *)(entry + PAGODA_RING_RESERVED) = 0;
@@ -351,13 +423,10 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	struct pagoda_device *pgdev = engine->pgdev;
 	unsigned long flags;
 
-	if (WARN_ON(!job->cmd_bytes)) {
-		u32 *nop = pagoda_job_reserve(job, 4);
-
-		*nop = cpu_to_le32(PAGODA_CMD_HEADER(PAGODA_CMD_NOP, 0, 1));
-	}
+	WARN_ON(!job->cmd_bytes);
 	dma_fence_init(&job->fence, &pagoda_fence_ops, &engine->fence_lock,
 		       engine->fence_context, engine->next_seqno++);
+	pagoda_job_write_marker(job);
 	pagoda_ring_write(engine, job);
 	trace_pagoda_job_submit(engine->id, job->fence.seqno, job->cmd_bytes);
 

@@ -16,8 +16,14 @@ struct pagoda_device;
 
 /* Ring entries per engine; one job buffer per entry. */
 #define PAGODA_ENGINE_SLOTS		64
-/* Bytes of commands (and page lists) one kernel job carries. */
+/* Bytes of one job buffer. */
 #define PAGODA_JOB_BUF_SIZE		SZ_16K
+/* Bytes the driver ends every job with: a SIGNAL_FENCE to the slot's marker. */
+#define PAGODA_JOB_MARKER_BYTES		24
+/* Bytes of commands and page lists one kernel job carries. */
+#define PAGODA_JOB_CAPACITY		(PAGODA_JOB_BUF_SIZE - PAGODA_JOB_MARKER_BYTES)
+/* GPU context of kernel jobs; user address spaces never get it. */
+#define PAGODA_KERNEL_CONTEXT		0
 
 /**
  * struct pagoda_job - one ring entry's worth of kernel work
@@ -53,6 +59,11 @@ struct pagoda_job {
  * @ring_dma: its bus address (the device's segment 0 address)
  * @bufs: PAGODA_ENGINE_SLOTS job buffers of PAGODA_JOB_BUF_SIZE bytes
  * @bufs_dma: their bus address
+ * @markers: PAGODA_ENGINE_SLOTS u64s in coherent memory; the last command
+ *	of each job writes its seqno to its slot's marker, so a job retired
+ *	without its marker written did not complete (a fault stopped it, or
+ *	its context was halted)
+ * @markers_dma: their bus address
  * @fence_context: dma_fence context of the engine's jobs
  * @submit_lock: serialises submitters: taken by pagoda_job_begin(), released
  *	by pagoda_job_submit() or pagoda_job_abort(). Protects @tail,
@@ -75,6 +86,8 @@ struct pagoda_engine {
 	dma_addr_t ring_dma;
 	u8 *bufs;
 	dma_addr_t bufs_dma;
+	__le64 *markers;
+	dma_addr_t markers_dma;
 	u64 fence_context;
 
 	struct mutex submit_lock; /* see @submit_lock above */
@@ -94,6 +107,8 @@ void pagoda_engine_stop(struct pagoda_engine *engine, int error);
 void pagoda_engine_fini(struct pagoda_engine *engine);
 void pagoda_engine_retire(struct pagoda_engine *engine);
 int pagoda_engine_idle(struct pagoda_engine *engine, long timeout);
+void pagoda_engine_fault(struct pagoda_engine *engine, u32 context);
+bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context);
 
 struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine);
 void *pagoda_job_reserve(struct pagoda_job *job, u32 bytes);

@@ -54,21 +54,25 @@ static void pagoda_fault_drain(struct pagoda_device *pgdev)
 	 * The budget keeps a misbehaving device from holding the CPU here.
 	 */
 	while (pagoda_read(pgdev, PAGODA_REG_FAULT_COUNT)) {
+		u32 context, engine;
+
 		if (!budget--) {
 			drm_err_ratelimited(&pgdev->drm, "fault queue does not drain\n");
 			return;
 		}
+		context = pagoda_read(pgdev, PAGODA_REG_FAULT_CONTEXT);
+		engine = pagoda_read(pgdev, PAGODA_REG_FAULT_ENGINE);
 		drm_err_ratelimited(&pgdev->drm,
 				    "GPU fault: code %u context %u engine %u va 0x%08x%08x access %u level %u flags 0x%x\n",
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_CODE),
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_CONTEXT),
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_ENGINE),
+				    pagoda_read(pgdev, PAGODA_REG_FAULT_CODE), context, engine,
 				    pagoda_read(pgdev, PAGODA_REG_FAULT_VA_HI),
 				    pagoda_read(pgdev, PAGODA_REG_FAULT_VA_LO),
 				    pagoda_read(pgdev, PAGODA_REG_FAULT_ACCESS),
 				    pagoda_read(pgdev, PAGODA_REG_FAULT_LEVEL),
 				    pagoda_read(pgdev, PAGODA_REG_FAULT_FLAGS));
 		pagoda_write(pgdev, PAGODA_REG_FAULT_POP, 1);
+		if (engine < PAGODA_NUM_ENGINES)
+			pagoda_engine_fault(&pgdev->engine[engine], context);
 	}
 }
 

@@ -81,7 +81,7 @@ static u8 *batch_reserve(struct pagoda_paging_batch *batch, u32 bytes, u32 list_
 			}
 		}
 		if (batch->job->cmd_bytes + bytes + batch->job->list_bytes + list_bytes <=
-		    PAGODA_JOB_BUF_SIZE) {
+		    PAGODA_JOB_CAPACITY) {
 			if (list_bytes)
 				*list = pagoda_job_reserve_list(batch->job, list_bytes, list_addr);
 			return pagoda_job_reserve(batch->job, bytes);
@@ -158,7 +158,7 @@ int pagoda_paging_copy_pages(struct pagoda_paging_batch *batch, const dma_addr_t
 			     unsigned long npages, u64 range, bool to_pages)
 {
 	/* pages per command: a third of a job buffer, so two fit with their commands */
-	const unsigned long chunk = PAGODA_JOB_BUF_SIZE / 3 / sizeof(u64);
+	const unsigned long chunk = PAGODA_JOB_CAPACITY / 3 / sizeof(u64);
 	unsigned long done, n, i;
 
 	for (done = 0; done < npages; done += n) {
@@ -198,7 +198,7 @@ int pagoda_paging_map_aperture(struct pagoda_paging_batch *batch, u32 first,
 			       const dma_addr_t *pages, unsigned long npages)
 {
 	/* entries per command: half a job buffer */
-	const unsigned long chunk = (PAGODA_JOB_BUF_SIZE / 2 - 16) / sizeof(u64);
+	const unsigned long chunk = (PAGODA_JOB_CAPACITY / 2 - 16) / sizeof(u64);
 	unsigned long done, n, i;
 
 	for (done = 0; done < npages; done += n) {

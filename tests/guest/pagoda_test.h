@@ -386,41 +386,25 @@ static inline long long pt_irq_count(const char *name)
 }
 
 /*
- * Make the device raise a fault interrupt behind the driver's back: the
- * render engine fetches a ring entry from the device's own BAR0 (@bar0),
- * which the device refuses with a BAD_RING_ENTRY fault. The driver does
- * not use the rings yet, so programming one from here disturbs nothing.
- * Waits up to two seconds for the interrupt count on @line to grow and the
- * driver to drain the fault queue. Returns the milliseconds waited, or -1
- * when no interrupt came. The ring stays programmed for the caller to
- * inspect; pt_render_ring_off() turns it off.
+ * Make the driver run a paging job that faults, through its own ring
+ * (debugfs "paging_fault"), and wait until the fault interrupt on
+ * /proc/interrupts line @line was counted. The write fails unless the
+ * driver failed that job and ran the next. Returns the milliseconds waited
+ * for the count, or -1.
  */
-static inline int pt_raise_fault_irq(volatile uint32_t *mmio, uint64_t bar0,
-				     const char *line)
+static inline int pt_paging_fault(const char *line)
 {
-	uint32_t eng = PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER);
 	long long before = pt_irq_count(line);
 	int waited;
 
-	/* a two-entry ring at the device's own registers; run entry 0 */
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_SIZE, 0);
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_BASE_LO, (uint32_t)bar0);
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_BASE_HI, (uint32_t)(bar0 >> 32));
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_SIZE, 2);
-	pt_wreg(mmio, eng + PAGODA_ENG_RING_TAIL, 1);
-	pt_wreg(mmio, eng + PAGODA_ENG_DOORBELL, 1);
-
+	if (pt_write_file("/sys/kernel/debug/dri/0/paging_fault", "1"))
+		return -1;
 	for (waited = 0; waited < 2000; waited += 10) {
-		if (pt_irq_count(line) > before && !pt_reg(mmio, PAGODA_REG_FAULT_COUNT))
-			break;
+		if (pt_irq_count(line) > before)
+			return waited;
 		pt_sleep_ms(10);
 	}
-	return pt_irq_count(line) > before ? waited : -1;
-}
-
-static inline void pt_render_ring_off(volatile uint32_t *mmio)
-{
-	pt_wreg(mmio, PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER) + PAGODA_ENG_RING_SIZE, 0);
+	return -1;
 }
 
 /* A number after @word on the line of @path starting with @start, or -1. */
