@@ -147,6 +147,7 @@ static ssize_t pagoda_debugfs_evict_write(struct file *f, const char __user *buf
 					  loff_t *pos)
 {
 	struct pagoda_device *pgdev = file_inode(f)->i_private;
+	struct ttm_resource_manager *man;
 	unsigned int seg;
 	int ret, idx;
 
@@ -155,13 +156,12 @@ static ssize_t pagoda_debugfs_evict_write(struct file *f, const char __user *buf
 		return ret;
 	if (seg == PAGODA_SEG_SYSTEM || seg >= PAGODA_NUM_SEGMENTS)
 		return -EINVAL;
+	man = ttm_manager_type(&pgdev->bdev, pagoda_segment_mem_type(seg));
 	if (!drm_dev_enter(&pgdev->drm, &idx))
 		return -ENODEV;
 	ret = down_read_interruptible(&pgdev->reset_lock);
 	if (!ret) {
-		ret = ttm_resource_manager_evict_all(&pgdev->bdev,
-						     ttm_manager_type(&pgdev->bdev,
-								      pagoda_segment_mem_type(seg)));
+		ret = ttm_resource_manager_evict_all(&pgdev->bdev, man);
 		up_read(&pgdev->reset_lock);
 	}
 	drm_dev_exit(idx);
@@ -211,10 +211,10 @@ static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
 		return -EIO;
 	}
 	/* the fault interrupt may come after the engine's: let it resume */
-	for (waited = 0; waited < 1000; waited += 10) {
+	for (waited = 0; waited < 1000; waited += 20) {
 		if (!pagoda_context_halted(pgdev, PAGODA_KERNEL_CONTEXT))
 			break;
-		msleep(10);
+		msleep(20);
 	}
 	next = pagoda_debugfs_nop_job(pgdev);
 	if (IS_ERR(next))

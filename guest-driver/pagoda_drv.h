@@ -168,9 +168,9 @@ struct pagoda_irq {
  *	reset_done, while the BARs do not decode and the engines are
  *	stopped; held for reading by what needs the device in between: CPU
  *	faults on allocations and allocation creation (which may move
- *	memory). Taken outside BO reservations in ioctls; inside the
- *	mmap lock and the reservation in faults, which the reset side never
- *	takes.
+ *	memory), the debugfs evict and paging_fault files. Always taken
+ *	outside BO reservations; in faults inside the mmap lock, which the
+ *	reset side never takes.
  * @ctx_lock: serialises PAGODA_REG_CTX_SELECT and the context registers
  *	it selects; taken in the fault interrupt, so with interrupts off
  * @bo_list_lock: protects @bo_list; taken alone (debugfs takes BO

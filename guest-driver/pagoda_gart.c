@@ -4,7 +4,7 @@
  *
  * Segment 3 makes scattered system pages look contiguous to the device: it
  * is what a physically accessed allocation uses while it lives in system
- * memory (the seed's "mapped when resident"). The driver keeps it as TTM's
+ * memory (the model's "mapped when resident"). The driver keeps it as TTM's
  * TTM_PL_TT memory type over a range manager of 4 KiB aperture pages: an
  * allocation in TTM_PL_TT has system pages (its struct pagoda_tt) and a
  * contiguous range of the aperture that maps them.

@@ -6,9 +6,10 @@
  * engine: FILL to clear a new allocation, TRANSFER to move one between
  * segments; MAP_APERTURE/UNMAP_APERTURE to map system pages into the
  * aperture segment (GART) and back to the dummy page; MAP_HOST_APERTURE
- * to show VRAM pages in the CPU host aperture. A struct pagoda_paging_batch collects the commands of one
- * request; when a job buffer is full the batch submits it and continues in
- * a new job, so a request of any size becomes as many jobs as it needs.
+ * to show VRAM pages in the CPU host aperture. A struct
+ * pagoda_paging_batch collects the commands of one request; when a job
+ * buffer is full the batch submits it and continues in a new job, so a
+ * request of any size becomes as many jobs as it needs.
  * The batch's fence is that of its last job: jobs retire in order.
  *
  * Addresses are the device's physical (segment, offset) pairs,

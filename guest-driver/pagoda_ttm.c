@@ -162,6 +162,28 @@ static struct ttm_tt *pagoda_ttm_tt_create(struct ttm_buffer_object *bo, u32 pag
 	return &ptt->tt;
 }
 
+/* Pages of the physically contiguous run that starts at page @i. */
+static pgoff_t pagoda_tt_run(struct ttm_tt *tt, pgoff_t i)
+{
+	unsigned long pfn = page_to_pfn(tt->pages[i]);
+	pgoff_t n = 1;
+
+	while (i + n < tt->num_pages && page_to_pfn(tt->pages[i + n]) == pfn + n)
+		n++;
+	return n;
+}
+
+/* Undo the mappings of the runs before page @end. */
+static void pagoda_tt_unmap_runs(struct device *dev, struct pagoda_tt *ptt, pgoff_t end)
+{
+	pgoff_t i, n;
+
+	for (i = 0; i < end; i += n) {
+		n = min(pagoda_tt_run(&ptt->tt, i), end - i);
+		dma_unmap_page(dev, ptt->dma[i], n << PAGE_SHIFT, DMA_BIDIRECTIONAL);
+	}
+}
+
 /**
  * pagoda_tt_unmap_dma - undo the device's mappings of an allocation's pages
  * @bdev: the TTM device
@@ -170,39 +192,43 @@ static struct ttm_tt *pagoda_ttm_tt_create(struct ttm_buffer_object *bo, u32 pag
 void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt)
 {
 	struct pagoda_tt *ptt = container_of(tt, struct pagoda_tt, tt);
-	pgoff_t i;
 
 	if (!ptt->mapped)
 		return;
-	for (i = 0; i < tt->num_pages; i++)
-		dma_unmap_page(bdev->pool.dev, ptt->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
+	pagoda_tt_unmap_runs(bdev->pool.dev, ptt, tt->num_pages);
 	ptt->mapped = false;
 }
 
+/*
+ * The pool hands out pages in large physically contiguous chunks: each
+ * run is mapped at once (mapping page by page cost much of an eviction's
+ * time), and @dma keeps the bus address of every page for page lists.
+ */
 static int pagoda_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
 				  struct ttm_operation_ctx *ctx)
 {
 	struct pagoda_tt *ptt = container_of(tt, struct pagoda_tt, tt);
-	pgoff_t i;
+	struct device *dev = bdev->pool.dev;
+	pgoff_t i, j, n;
+	dma_addr_t addr;
 	int ret;
 
 	ret = ttm_pool_alloc(&bdev->pool, tt, ctx);
 	if (ret)
 		return ret;
-	for (i = 0; i < tt->num_pages; i++) {
-		ptt->dma[i] = dma_map_page(bdev->pool.dev, tt->pages[i], 0, PAGE_SIZE,
-					   DMA_BIDIRECTIONAL);
-		if (dma_mapping_error(bdev->pool.dev, ptt->dma[i]))
-			goto err_unmap;
+	for (i = 0; i < tt->num_pages; i += n) {
+		n = pagoda_tt_run(tt, i);
+		addr = dma_map_page(dev, tt->pages[i], 0, n << PAGE_SHIFT, DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(dev, addr)) {
+			pagoda_tt_unmap_runs(dev, ptt, i);
+			ttm_pool_free(&bdev->pool, tt);
+			return -ENOMEM;
+		}
+		for (j = 0; j < n; j++)
+			ptt->dma[i + j] = addr + (j << PAGE_SHIFT);
 	}
 	ptt->mapped = true;
 	return 0;
-
-err_unmap:
-	while (i--)
-		dma_unmap_page(bdev->pool.dev, ptt->dma[i], PAGE_SIZE, DMA_BIDIRECTIONAL);
-	ttm_pool_free(&bdev->pool, tt);
-	return -ENOMEM;
 }
 
 static void pagoda_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
@@ -376,6 +402,12 @@ static int pagoda_bo_discard(struct ttm_buffer_object *bo, struct ttm_operation_
 	/* in a memory segment it has no pages: TTM dropped them on the way in */
 	if (WARN_ON_ONCE(bo->ttm && ttm_tt_is_populated(bo->ttm)))
 		return -EINVAL;
+	/*
+	 * TTM made the system destination's page array expecting a copy: its
+	 * pages must come zeroed, not with what they held before.
+	 */
+	if (bo->ttm)
+		ttm_tt_mark_for_clear(bo->ttm);
 	trace_pagoda_bo_move(bo, pagoda_mem_type_segment(old_type),
 			     pagoda_mem_type_segment(new_mem->mem_type), 0, true, false);
 	pagoda_segment_count_discard(pgdev, old_type);
@@ -402,7 +434,8 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	if (old_type == PAGODA_PL_HIDDEN)
 		pagoda_host_aperture_release_bo(pgdev, to_pagoda_bo(bo));
 
-	if (evict && mem_type_is_vram(old_type) && to_pagoda_bo(bo)->madv == DRM_PAGODA_MADV_DONTNEED)
+	if (evict && mem_type_is_vram(old_type) &&
+	    to_pagoda_bo(bo)->madv == DRM_PAGODA_MADV_DONTNEED)
 		return pagoda_bo_discard(bo, ctx, new_mem);
 
 	if (old_type == TTM_PL_SYSTEM && new_mem->mem_type == TTM_PL_SYSTEM) {

@@ -6,9 +6,12 @@
  * from every process, with files open and work in flight during each
  * disturbance.
  *
- * Operations: allocate (random size, segments and priority), write a
- * pattern through a CPU mapping, verify it, make it resident or evict it,
- * free; open and close the
+ * Operations: allocate (random size, segments, preferred segment,
+ * priority, physically accessed or not), write a pattern through a CPU
+ * mapping (BAR2, host aperture slots or pages, wherever it is), verify it,
+ * make it resident or evict it, mark it not needed and needed again (its
+ * contents may be discarded meanwhile, and then read zero), free; open and
+ * close the
  * render node, query every parameter (the value must not change),
  * duplicate a file and use it from a forked child, mmap offsets that name
  * no object (refused), close unknown GEM handles (refused). The working set
@@ -38,7 +41,7 @@
 
 #define MAX_WORKERS	64
 /* Allocations a worker keeps at once, and their largest size. */
-#define WORKER_BOS	6
+#define WORKER_BOS	8
 #define BO_MAX_SIZE	(8u << 20)
 
 enum op {
@@ -47,6 +50,7 @@ enum op {
 	OP_VERIFY,
 	OP_FREE,
 	OP_RESIDENCY,
+	OP_MADVISE,
 	OP_OPEN_CLOSE,
 	OP_GET_PARAM,
 	OP_FORK_DUP,
@@ -57,7 +61,7 @@ enum op {
 
 static const char *const op_names[NUM_OPS] = {
 	"alloc", "cpu-write", "cpu-verify", "free", "resident/evict",
-	"open/close", "get-param", "fork+dup", "mmap-nothing", "gem-close-unknown",
+	"dontneed/willneed", "open/close", "get-param", "fork+dup", "mmap-nothing", "gem-close-unknown",
 };
 
 struct worker_stats {
@@ -66,6 +70,7 @@ struct worker_stats {
 	unsigned long injected;		/* ENOMEM under fault injection */
 	unsigned long no_room;		/* allocations refused for lack of memory */
 	unsigned long evicted_seen;	/* verified allocations found out of VRAM */
+	unsigned long discarded;	/* not needed, then found discarded (read zero) */
 	unsigned long lost_to_unplug;	/* allocations dropped because of an unbind */
 	unsigned long bytes_verified;
 	unsigned long ok_after_last;	/* successful calls after the last disturbance */
@@ -87,6 +92,7 @@ struct worker_bo {
 	uint64_t seed;
 	int written;		/* the pattern is in it */
 	int resident;		/* made resident and not evicted */
+	int dontneed;		/* marked not needed: its contents may go */
 	unsigned int unplugs;	/* sh->unplugs when it was made */
 };
 
@@ -194,20 +200,31 @@ static int bo_alloc(int fd)
 		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
 			DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
 		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
+			DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN) |
+			DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN) |
 			DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
 		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+	};
+	static const uint32_t preferred[] = {
+		DRM_PAGODA_SEGMENT_VRAM, DRM_PAGODA_SEGMENT_VRAM_HIDDEN, DRM_PAGODA_SEGMENT_SYSTEM,
 	};
 	struct pagoda_dev dev = { .fd = fd };
 	struct pagoda_bo_desc desc = { 0 };
 	struct worker_bo *w = &bos[rnd() % WORKER_BOS];
+	unsigned int i;
 	int ret;
 
 	if (w->bo.handle)
 		return 0;
 	desc.size = 4096 + rnd() % BO_MAX_SIZE;
 	desc.segments = masks[rnd() % ARRAY_SIZE(masks)];
-	desc.preferred_segment = desc.segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) ?
-				 DRM_PAGODA_SEGMENT_VRAM : DRM_PAGODA_SEGMENT_SYSTEM;
+	/* the first allowed of a random rotation of the segments */
+	for (i = rnd() % 3; !(desc.segments & DRM_PAGODA_SEGMENT_MASK(preferred[i % 3])); i++)
+		;
+	desc.preferred_segment = preferred[i % 3];
+	desc.eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM;
+	desc.flags = rnd() % 4 ? 0 : DRM_PAGODA_BO_PHYSICAL;
 	desc.priority = rnd() % 3;
 	ret = pagoda_bo_create(&dev, &desc, &w->bo);
 	/* a full guest (or an injected failure) refuses it cleanly */
@@ -225,6 +242,7 @@ static int bo_alloc(int fd)
 	}
 	w->seed = rnd();
 	w->written = 0;
+	w->dontneed = 0;
 	w->unplugs = sh->unplugs;
 	return 0;
 }
@@ -258,7 +276,8 @@ static int bo_verify(int fd)
 	uint64_t *p, i, bad = 0;
 	int ret;
 
-	if (!w || !w->written)
+	/* not needed: its contents may be discarded at any time */
+	if (!w || !w->written || w->dontneed)
 		return 0;
 	p = w->bo.map;
 	for (i = 0; i < w->bo.size / 8; i++)
@@ -297,15 +316,14 @@ static int bo_free(int fd)
 /* Make an allocation resident (pinned) or evict it again. */
 static int bo_residency(int fd)
 {
+	struct pagoda_dev dev = { .fd = fd };
 	struct worker_bo *w = pick_bo();
-	struct drm_pagoda_residency args = { .count = 1 };
 	int ret;
 
 	if (!w)
 		return 0;
-	args.handles = (uintptr_t)&w->bo.handle;
-	args.op = w->resident ? DRM_PAGODA_EVICT : DRM_PAGODA_MAKE_RESIDENT;
-	ret = ioctl(fd, DRM_IOCTL_PAGODA_RESIDENCY, &args) ? -errno : 0;
+	ret = w->resident ? pagoda_evict(&dev, &w->bo.handle, 1) :
+			    pagoda_make_resident(&dev, &w->bo.handle, 1, NULL);
 	if (!ret)
 		w->resident = !w->resident;
 	/* no room to keep it resident: refused cleanly */
@@ -314,6 +332,39 @@ static int bo_residency(int fd)
 		return 0;
 	}
 	return ret;
+}
+
+/*
+ * Mark an allocation not needed, or needed again: then, unless retained,
+ * its contents were discarded and it reads zero.
+ */
+static int bo_madvise(int fd)
+{
+	struct pagoda_dev dev = { .fd = fd };
+	struct worker_bo *w = pick_bo();
+	int retained = -1, ret;
+	uint64_t *p, i, nonzero = 0;
+
+	if (!w)
+		return 0;
+	ret = pagoda_bo_madvise(&dev, w->bo.handle, w->dontneed ? DRM_PAGODA_MADV_WILLNEED :
+								  DRM_PAGODA_MADV_DONTNEED, &retained);
+	if (ret)
+		return ret;
+	w->dontneed = !w->dontneed;
+	if (w->dontneed || retained)
+		return 0;
+	p = w->bo.map;
+	for (i = 0; i < w->bo.size / 8; i++)
+		nonzero += p[i] != 0;
+	if (nonzero && w->unplugs == sh->unplugs) {
+		pt_fail("worker %u: discarded allocation of %llu bytes: %llu words not zero",
+			worker_id, (unsigned long long)w->bo.size, (unsigned long long)nonzero);
+		return -EBADMSG;
+	}
+	sh->w[worker_id].discarded++;
+	w->written = 0;
+	return 0;
 }
 
 /* The device went away: its allocations are gone with the file. */
@@ -341,6 +392,8 @@ static int run_op(enum op op, int *fd)
 		return bo_free(*fd);
 	case OP_RESIDENCY:
 		return bo_residency(*fd);
+	case OP_MADVISE:
+		return bo_madvise(*fd);
 	case OP_OPEN_CLOSE: {
 		int other = open_node();
 
@@ -540,6 +593,7 @@ int main(int argc, char **argv)
 		total.failures += st->failures;
 		total.no_room += st->no_room;
 		total.evicted_seen += st->evicted_seen;
+		total.discarded += st->discarded;
 		total.lost_to_unplug += st->lost_to_unplug;
 		total.bytes_verified += st->bytes_verified;
 		idle += !dead[i] && !st->ok_after_last;
@@ -548,11 +602,12 @@ int main(int argc, char **argv)
 		printf("  %-18s %lu\n", op_names[i], total.ops[i]);
 	printf("  calls on a device away: %lu, injected ENOMEM: %lu, disturbances: %u\n",
 	       total.unplugged, total.injected, sh->disturbances);
-	printf("  %llu MiB verified; allocations found evicted: %lu, refused for room: %lu, dropped by an unbind: %lu\n",
+	printf("  %llu MiB verified; allocations found evicted: %lu, discarded: %lu, refused for room: %lu, dropped by an unbind: %lu\n",
 	       (unsigned long long)(total.bytes_verified >> 20), total.evicted_seen,
-	       total.no_room, total.lost_to_unplug);
-	vram = sh->params[DRM_PAGODA_PARAM_VRAM_SIZE];
-	printf("  working set: up to %u x %u allocations of up to %u MiB, %.1f x VRAM (%llu MiB)\n",
+	       total.discarded, total.no_room, total.lost_to_unplug);
+	vram = sh->params[DRM_PAGODA_PARAM_VRAM_SIZE] +
+	       sh->params[DRM_PAGODA_PARAM_HIDDEN_VRAM_SIZE];
+	printf("  working set: up to %u x %u allocations of up to %u MiB, %.1f x VRAM and hidden VRAM (%llu MiB)\n",
 	       procs, WORKER_BOS, BO_MAX_SIZE >> 20,
 	       (double)procs * WORKER_BOS * BO_MAX_SIZE / 2 / (vram ? vram : 1),
 	       (unsigned long long)(vram >> 20));
