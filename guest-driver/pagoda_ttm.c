@@ -424,8 +424,10 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	struct pagoda_device *pgdev = to_pagoda_device(bo->base.dev);
 	struct ttm_resource *old_mem = bo->resource;
 	u32 old_type = old_mem ? old_mem->mem_type : TTM_PL_SYSTEM;
+	/* system pages TTM swapped out under memory pressure hold data too */
 	bool old_has_data = old_mem && (mem_type_is_vram(old_type) ||
-					(bo->ttm && ttm_tt_is_populated(bo->ttm)));
+					(bo->ttm && (ttm_tt_is_populated(bo->ttm) ||
+						     bo->ttm->page_flags & TTM_TT_FLAG_SWAPPED)));
 	struct pagoda_paging_batch batch;
 	struct dma_fence *fence;
 	int ret;
@@ -447,9 +449,11 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 
 	/*
 	 * TTM populates the pages of a system memory destination only when it
-	 * is first touched; a copy into it needs them now.
+	 * is first touched, and swaps a source's out when memory is short: a
+	 * copy needs them now (populating swaps them back in).
 	 */
-	if (old_has_data && new_mem->mem_type == TTM_PL_SYSTEM) {
+	if (old_has_data && (mem_type_has_pages(old_type) ||
+			     new_mem->mem_type == TTM_PL_SYSTEM)) {
 		ret = ttm_tt_populate(bo->bdev, bo->ttm, ctx);
 		if (ret)
 			return ret;

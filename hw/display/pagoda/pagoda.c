@@ -555,8 +555,7 @@ static void pagoda_realize(PCIDevice *pdev, Error **errp)
 fail:
     /* pagoda_exit() is not called for a device that failed to realize */
     g_free(s->tlb);
-    g_free(s->host_aperture_map);
-    g_free(s->host_aperture_seg);
+    pagoda_mem_unrealize(s);
 }
 
 static void pagoda_exit(PCIDevice *pdev)
@@ -566,8 +565,7 @@ static void pagoda_exit(PCIDevice *pdev)
     pagoda_cp_unrealize(s);
     msix_uninit_exclusive_bar(pdev);
     g_free(s->tlb);
-    g_free(s->host_aperture_map);
-    g_free(s->host_aperture_seg);
+    pagoda_mem_unrealize(s);
 }
 
 static void pagoda_reset_hold(Object *obj, ResetType type)
@@ -657,6 +655,7 @@ static int pagoda_post_load(void *opaque, int version_id)
             return -EINVAL;
         }
     }
+    pagoda_host_aperture_rebuild(s);
     pagoda_tlb_flush(s, -1, 0, 0);
     pagoda_cp_kick(s);
     return 0;

@@ -144,6 +144,8 @@ typedef struct PagodaEngine {
     uint64_t *src_list, *dst_list;  /* page lists of a TRANSFER */
     uint64_t src_npages, dst_npages;
     bool waiting;
+    /* host aperture update the running command waits for, 0 = none */
+    uint64_t host_aperture_wait;
 } PagodaEngine;
 
 /* ---- Device ------------------------------------------------------------- */
@@ -154,7 +156,8 @@ struct PagodaState {
     MemoryRegion mmio;
     MemoryRegion vram;          /* segment 1, BAR2 */
     MemoryRegion vram_hidden;   /* segment 2, not mapped */
-    MemoryRegion host_aperture; /* BAR4 */
+    MemoryRegion host_aperture; /* BAR4: container of the two below */
+    MemoryRegion host_aperture_unmapped; /* background: unmapped pages */
     AddressSpace *dma_as;
 
     /* properties */
@@ -178,6 +181,20 @@ struct PagodaState {
     uint32_t host_aperture_pages;
     uint32_t *host_aperture_map;    /* per page: segment page + 1, 0 = unmapped */
     uint8_t *host_aperture_seg;     /* per page: segment id */
+    /*
+     * Per page and segment (VRAM, then hidden VRAM: 2 * pages), the alias
+     * that shows a segment page there, made on first use and kept; the
+     * one in BAR4 now, per page, or NULL.
+     */
+    MemoryRegion **host_aperture_alias;
+    MemoryRegion **host_aperture_shown;
+    /*
+     * BAR4 follows host_aperture_map in a bottom half that stops the
+     * vCPUs around the memory map update (pagoda_mem.c): updates asked
+     * for and done so far.
+     */
+    QEMUBH *host_aperture_bh;
+    uint64_t host_aperture_requested, host_aperture_applied;
     uint8_t zero_page[PAGODA_PAGE_SIZE];
     uint8_t sink_page[PAGODA_PAGE_SIZE];
 
@@ -220,6 +237,9 @@ bool pagoda_host_aperture_valid(PagodaState *s, uint32_t page, unsigned seg,
 void pagoda_host_aperture_map(PagodaState *s, uint32_t page, unsigned seg,
                               uint32_t seg_page);
 void pagoda_host_aperture_unmap(PagodaState *s, uint32_t page);
+void pagoda_host_aperture_rebuild(PagodaState *s);
+uint64_t pagoda_host_aperture_request(PagodaState *s);
+void pagoda_mem_unrealize(PagodaState *s);
 
 /* pagoda_mmu.c */
 void pagoda_mmu_realize(PagodaState *s, Error **errp);

@@ -20,7 +20,9 @@
 #include "qemu/units.h"
 #include "qapi/error.h"
 #include "exec/memory.h"
+#include "system/cpus.h"
 #include "system/dma.h"
+#include "system/runstate.h"
 #include "pagoda_int.h"
 #include "trace.h"
 
@@ -308,7 +310,54 @@ bool pagoda_host_aperture_valid(PagodaState *s, uint32_t page, unsigned seg,
     return true;
 }
 
-/* Callers check the mapping with pagoda_host_aperture_valid() first. */
+/*
+ * A mapped page of BAR4 is an alias of the segment page it shows, so that
+ * CPU accesses go straight to the segment's RAM; unmapped pages fall
+ * through to host_aperture_unmapped.
+ */
+static MemoryRegion *host_aperture_alias(PagodaState *s, uint32_t page,
+                                         unsigned seg)
+{
+    uint32_t i = (seg == PAGODA_SEG_VRAM_HIDDEN) * s->host_aperture_pages + page;
+
+    if (!s->host_aperture_alias[i]) {
+        g_autofree char *name = g_strdup_printf("pagoda-host-aperture-%u.%u",
+                                                page, seg);
+
+        s->host_aperture_alias[i] = g_new0(MemoryRegion, 1);
+        memory_region_init_alias(s->host_aperture_alias[i], OBJECT(s), name,
+                                 segment_ram(s, seg), 0, s->segment_page_size);
+    }
+    return s->host_aperture_alias[i];
+}
+
+static void host_aperture_hide(PagodaState *s, uint32_t page)
+{
+    if (s->host_aperture_shown[page]) {
+        memory_region_del_subregion(&s->host_aperture,
+                                    s->host_aperture_shown[page]);
+        s->host_aperture_shown[page] = NULL;
+    }
+}
+
+static void host_aperture_show(PagodaState *s, uint32_t page)
+{
+    MemoryRegion *alias = host_aperture_alias(s, page,
+                                              s->host_aperture_seg[page]);
+
+    memory_region_set_alias_offset(alias,
+                                   (uint64_t)(s->host_aperture_map[page] - 1) *
+                                   s->segment_page_size);
+    memory_region_add_subregion_overlap(&s->host_aperture,
+                                        (hwaddr)page * s->segment_page_size,
+                                        alias, 1);
+    s->host_aperture_shown[page] = alias;
+}
+
+/*
+ * Callers check the mapping with pagoda_host_aperture_valid() first, and
+ * make BAR4 follow with pagoda_host_aperture_request().
+ */
 void pagoda_host_aperture_map(PagodaState *s, uint32_t page, unsigned seg,
                               uint32_t seg_page)
 {
@@ -321,54 +370,68 @@ void pagoda_host_aperture_unmap(PagodaState *s, uint32_t page)
     s->host_aperture_map[page] = 0;
 }
 
-/* Host pointer behind BAR4 offset @addr, or NULL if its page is unmapped. */
-static uint8_t *host_aperture_ptr(PagodaState *s, hwaddr addr,
-                                  MemoryRegion **mr, uint64_t *off)
+/*
+ * Make BAR4 show what host_aperture_map says. Only with the vCPUs stopped:
+ * a TCG vCPU that runs on while the memory map changes may resolve an I/O
+ * access it looked up in the old map against the new one.
+ */
+void pagoda_host_aperture_rebuild(PagodaState *s)
 {
-    uint32_t page = addr / s->segment_page_size;
-    uint32_t entry = s->host_aperture_map[page];
+    uint32_t page;
 
-    if (!entry) {
-        return NULL;
+    memory_region_transaction_begin();
+    for (page = 0; page < s->host_aperture_pages; page++) {
+        host_aperture_hide(s, page);
+        if (s->host_aperture_map[page]) {
+            host_aperture_show(s, page);
+        }
     }
-    *mr = segment_ram(s, s->host_aperture_seg[page]);
-    *off = (uint64_t)(entry - 1) * s->segment_page_size +
-           addr % s->segment_page_size;
-    return (uint8_t *)memory_region_get_ram_ptr(*mr) + *off;
+    memory_region_transaction_commit();
+}
+
+static void host_aperture_apply(void *opaque)
+{
+    PagodaState *s = opaque;
+    uint64_t generation = s->host_aperture_requested;
+    bool running = runstate_is_running();
+
+    trace_pagoda_host_aperture_apply(generation);
+    if (running) {
+        pause_all_vcpus();
+    }
+    pagoda_host_aperture_rebuild(s);
+    if (running) {
+        resume_all_vcpus();
+    }
+    s->host_aperture_applied = generation;
+    /* the commands that waited for it complete */
+    pagoda_cp_kick(s);
+}
+
+/*
+ * Ask for BAR4 to follow host_aperture_map; returns the generation that
+ * host_aperture_applied reaches once it does.
+ */
+uint64_t pagoda_host_aperture_request(PagodaState *s)
+{
+    qemu_bh_schedule(s->host_aperture_bh);
+    return ++s->host_aperture_requested;
 }
 
 static uint64_t host_aperture_read(void *opaque, hwaddr addr, unsigned size)
 {
-    PagodaState *s = opaque;
-    MemoryRegion *mr;
-    uint64_t off;
-    uint8_t *p = host_aperture_ptr(s, addr, &mr, &off);
-
-    if (!p) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "pagoda: read of unmapped host aperture 0x%" HWADDR_PRIx "\n",
-                      addr);
-        return ~0ull >> (64 - size * 8);
-    }
-    return ldn_le_p(p, size);
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "pagoda: read of unmapped host aperture 0x%" HWADDR_PRIx "\n",
+                  addr);
+    return ~0ull >> (64 - size * 8);
 }
 
 static void host_aperture_write(void *opaque, hwaddr addr, uint64_t val,
                                 unsigned size)
 {
-    PagodaState *s = opaque;
-    MemoryRegion *mr;
-    uint64_t off;
-    uint8_t *p = host_aperture_ptr(s, addr, &mr, &off);
-
-    if (!p) {
-        qemu_log_mask(LOG_GUEST_ERROR,
-                      "pagoda: write to unmapped host aperture 0x%" HWADDR_PRIx "\n",
-                      addr);
-        return;
-    }
-    stn_le_p(p, size, val);
-    memory_region_set_dirty(mr, off, size);
+    qemu_log_mask(LOG_GUEST_ERROR,
+                  "pagoda: write to unmapped host aperture 0x%" HWADDR_PRIx "\n",
+                  addr);
 }
 
 static const MemoryRegionOps host_aperture_ops = {
@@ -402,14 +465,45 @@ void pagoda_mem_realize(PagodaState *s, Error **errp)
                                 MAX(s->vram_hidden_size, 64 * KiB), errp)) {
         return;
     }
-    memory_region_init_io(&s->host_aperture, OBJECT(s), &host_aperture_ops, s,
-                          "pagoda-host-aperture", s->host_aperture_size);
+    memory_region_init(&s->host_aperture, OBJECT(s), "pagoda-host-aperture",
+                       s->host_aperture_size);
+    memory_region_init_io(&s->host_aperture_unmapped, OBJECT(s),
+                          &host_aperture_ops, s, "pagoda-host-aperture-unmapped",
+                          s->host_aperture_size);
+    memory_region_add_subregion(&s->host_aperture, 0, &s->host_aperture_unmapped);
     pci_register_bar(pdev, PAGODA_BAR_VRAM, bar64, &s->vram);
     pci_register_bar(pdev, PAGODA_BAR_HOST_APERTURE, bar64, &s->host_aperture);
 
     s->host_aperture_pages = s->host_aperture_size / s->segment_page_size;
     s->host_aperture_map = g_new0(uint32_t, s->host_aperture_pages);
     s->host_aperture_seg = g_new0(uint8_t, s->host_aperture_pages);
+    s->host_aperture_alias = g_new0(MemoryRegion *, 2 * s->host_aperture_pages);
+    s->host_aperture_shown = g_new0(MemoryRegion *, s->host_aperture_pages);
+    s->host_aperture_bh = qemu_bh_new(host_aperture_apply, s);
+}
+
+/* Also for a device that failed to realize part-way. */
+void pagoda_mem_unrealize(PagodaState *s)
+{
+    uint32_t i;
+
+    g_clear_pointer(&s->host_aperture_bh, qemu_bh_delete);
+    for (i = 0; s->host_aperture_shown && i < s->host_aperture_pages; i++) {
+        host_aperture_hide(s, i);
+    }
+    for (i = 0; s->host_aperture_alias && i < 2 * s->host_aperture_pages; i++) {
+        if (s->host_aperture_alias[i]) {
+            object_unparent(OBJECT(s->host_aperture_alias[i]));
+        }
+    }
+    g_free(s->host_aperture_alias);
+    g_free(s->host_aperture_shown);
+    g_free(s->host_aperture_map);
+    g_free(s->host_aperture_seg);
+    s->host_aperture_alias = NULL;
+    s->host_aperture_shown = NULL;
+    s->host_aperture_map = NULL;
+    s->host_aperture_seg = NULL;
 }
 
 void pagoda_mem_reset(PagodaState *s)
@@ -418,4 +512,5 @@ void pagoda_mem_reset(PagodaState *s)
     s->gart_entries = 0;
     memset(s->host_aperture_map, 0,
            s->host_aperture_pages * sizeof(*s->host_aperture_map));
+    pagoda_host_aperture_request(s);
 }

@@ -310,12 +310,29 @@ static PagodaCmdResult cmd_unmap_aperture(PagodaState *s, PagodaEngine *eng,
                   f, eng);
 }
 
+/*
+ * A host aperture command completes once BAR4 shows its mappings: the
+ * memory map is updated in a bottom half of its own (pagoda_mem.c), which
+ * kicks the engines when done.
+ */
+static PagodaCmdResult host_aperture_wait(PagodaState *s, PagodaEngine *eng)
+{
+    if (s->host_aperture_applied < eng->host_aperture_wait) {
+        return PAGODA_CMD_WAIT;
+    }
+    eng->host_aperture_wait = 0;
+    return PAGODA_CMD_DONE;
+}
+
 static PagodaCmdResult cmd_map_host_aperture(PagodaState *s, PagodaEngine *eng,
                                              PagodaFault *f)
 {
     uint32_t seg = u32_at(eng, 4), count = u32_at(eng, 8), i;
     const unsigned pages_at = 12, seg_pages_at = 12 + 4 * count;
 
+    if (eng->host_aperture_wait) {
+        return host_aperture_wait(s, eng);
+    }
     if (PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
         eng->cmd_dwords != 3 + 2 * (uint64_t)count) {
         return bad(eng, f, "malformed MAP_HOST_APERTURE");
@@ -332,7 +349,8 @@ static PagodaCmdResult cmd_map_host_aperture(PagodaState *s, PagodaEngine *eng,
         pagoda_host_aperture_map(s, u32_at(eng, pages_at + 4 * i), seg,
                                  u32_at(eng, seg_pages_at + 4 * i));
     }
-    return PAGODA_CMD_DONE;
+    eng->host_aperture_wait = pagoda_host_aperture_request(s);
+    return host_aperture_wait(s, eng);
 }
 
 static PagodaCmdResult cmd_unmap_host_aperture(PagodaState *s,
@@ -341,6 +359,9 @@ static PagodaCmdResult cmd_unmap_host_aperture(PagodaState *s,
 {
     uint32_t count = u32_at(eng, 4), i;
 
+    if (eng->host_aperture_wait) {
+        return host_aperture_wait(s, eng);
+    }
     if (PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
         eng->cmd_dwords != 2 + (uint64_t)count) {
         return bad(eng, f, "malformed UNMAP_HOST_APERTURE");
@@ -353,7 +374,8 @@ static PagodaCmdResult cmd_unmap_host_aperture(PagodaState *s,
     for (i = 0; i < count; i++) {
         pagoda_host_aperture_unmap(s, u32_at(eng, 8 + 4 * i));
     }
-    return PAGODA_CMD_DONE;
+    eng->host_aperture_wait = pagoda_host_aperture_request(s);
+    return host_aperture_wait(s, eng);
 }
 
 PagodaCmdResult pagoda_paging_command(PagodaState *s, PagodaEngine *eng,
