@@ -259,7 +259,8 @@ static int bo_write(void)
 	struct worker_bo *w = pick_bo();
 	uint64_t *p, i;
 
-	if (!w)
+	/* not needed: not used until needed again (the model's Offer) */
+	if (!w || w->dontneed)
 		return 0;
 	p = w->bo.map;
 	for (i = 0; i < w->bo.size / 8; i++)
