@@ -17,7 +17,11 @@
  * - ``paging_fault`` (write-only): a write submits a paging job that faults
  *   and one after it, and fails (EIO) unless the first fails and the
  *   second runs: how tests reach the fault interrupt through the driver's
- *   own ring.
+ *   own ring;
+ * - ``paging_selftest`` (write-only): a write runs the page table commands
+ *   of the paging client (UPDATE_PAGE_TABLE explicit and repeated,
+ *   COPY_PTES, FLUSH_TLB, SIGNAL_FENCE) on tables in system memory and
+ *   fails (EIO) unless the CPU reads back what they should have written.
  *
  * Reading them takes the locks the data needs, never a BO reservation for
  * longer than a trylock: a busy allocation shows as "busy".
@@ -25,6 +29,7 @@
 
 #include <linux/debugfs.h>
 #include <linux/delay.h>
+#include <linux/dma-mapping.h>
 #include <linux/seq_file.h>
 
 #include <drm/drm_debugfs.h>
@@ -230,24 +235,106 @@ static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
 }
 
 /*
- * "paging_fault" (write-only): any write runs pagoda_debugfs_paging_fault()
- * and fails with EIO when the driver does not handle the fault as it must.
+ * The page table commands through the paging client, on two tables in
+ * system memory: explicit entries, a repeated incrementing entry, a copy
+ * between the tables, a TLB flush and a signalled value, checked by the
+ * CPU afterwards.
  */
-static ssize_t pagoda_debugfs_paging_fault_write(struct file *f, const char __user *buf,
-						 size_t len, loff_t *pos)
+static int pagoda_debugfs_paging_selftest(struct pagoda_device *pgdev)
 {
-	struct pagoda_device *pgdev = file_inode(f)->i_private;
+	const u64 page = PAGODA_PTE_MAKE(PAGODA_SEG_SYSTEM, 0x12345000ull, PAGODA_PTE_VALID);
+	const u32 entries = SZ_4K / sizeof(u64), signal = 2 * entries;
+	u64 ptes[4], a, b, flushes;
+	struct pagoda_paging_batch batch;
+	struct dma_fence *fence;
+	dma_addr_t dma;
+	__le64 *mem;
+	int ret, i;
+
+	mem = dma_alloc_coherent(pgdev->drm.dev, 3 * SZ_4K, &dma, GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	a = PAGODA_PADDR(PAGODA_SEG_SYSTEM, dma);
+	b = a + SZ_4K;
+	for (i = 0; i < ARRAY_SIZE(ptes); i++)
+		ptes[i] = page + ((u64)i << PAGODA_PTE_FRAME_SHIFT) + PAGODA_PTE_READ_ONLY;
+	flushes = pagoda_read(pgdev, PAGODA_REG_TLB_FLUSHES);
+
+	pagoda_paging_batch_init(&batch, pgdev);
+	ret = pagoda_paging_update_ptes(&batch, 0, a, 0, ptes, ARRAY_SIZE(ptes), 0) ?:
+	      pagoda_paging_update_ptes(&batch, 0, a, 100, &page, 8,
+					PAGODA_UPT_REPEAT | PAGODA_UPT_REPEAT_INCREMENT) ?:
+	      pagoda_paging_copy_ptes(&batch, a, 0, b, 10, ARRAY_SIZE(ptes)) ?:
+	      pagoda_paging_flush_tlb(&batch, PAGODA_KERNEL_CONTEXT, 0, 0, true) ?:
+	      pagoda_paging_signal(&batch, a + signal * sizeof(u64), 0xfeedbeefull, false);
+	if (ret) {
+		pagoda_paging_batch_abort(&batch);
+		goto out;
+	}
+	fence = pagoda_paging_batch_submit(&batch);
+	if (IS_ERR(fence)) {
+		ret = PTR_ERR(fence);
+		goto out;
+	}
+	dma_fence_wait(fence, false);
+	ret = fence->error;
+	dma_fence_put(fence);
+	if (ret)
+		goto out;
+
+	for (i = 0; i < ARRAY_SIZE(ptes); i++)
+		if (le64_to_cpu(mem[i]) != ptes[i] || le64_to_cpu(mem[entries + 10 + i]) != ptes[i])
+			ret = -EIO;
+	for (i = 0; i < 8; i++)
+		if (le64_to_cpu(mem[100 + i]) != page + ((u64)i << PAGODA_PTE_FRAME_SHIFT))
+			ret = -EIO;
+	if (le64_to_cpu(mem[signal]) != 0xfeedbeefull ||
+	    pagoda_read(pgdev, PAGODA_REG_TLB_FLUSHES) == flushes)
+		ret = -EIO;
+	if (ret)
+		drm_err(&pgdev->drm, "paging self-test: tables or signal not as written\n");
+out:
+	dma_free_coherent(pgdev->drm.dev, 3 * SZ_4K, mem, dma);
+	return ret;
+}
+
+/* Runs @test with the device held; for the test files below. */
+static ssize_t pagoda_debugfs_run(struct pagoda_device *pgdev,
+				  int (*test)(struct pagoda_device *pgdev), size_t len)
+{
 	int ret, idx;
 
 	if (!drm_dev_enter(&pgdev->drm, &idx))
 		return -ENODEV;
 	ret = down_read_interruptible(&pgdev->reset_lock);
 	if (!ret) {
-		ret = pagoda_debugfs_paging_fault(pgdev);
+		ret = test(pgdev);
 		up_read(&pgdev->reset_lock);
 	}
 	drm_dev_exit(idx);
 	return ret ? ret : len;
+}
+
+static ssize_t pagoda_debugfs_paging_selftest_write(struct file *f, const char __user *buf,
+						    size_t len, loff_t *pos)
+{
+	return pagoda_debugfs_run(file_inode(f)->i_private, pagoda_debugfs_paging_selftest, len);
+}
+
+static const struct file_operations pagoda_debugfs_paging_selftest_fops = {
+	.owner = THIS_MODULE,
+	.write = pagoda_debugfs_paging_selftest_write,
+	.llseek = noop_llseek,
+};
+
+/*
+ * "paging_fault" (write-only): any write runs pagoda_debugfs_paging_fault()
+ * and fails with EIO when the driver does not handle the fault as it must.
+ */
+static ssize_t pagoda_debugfs_paging_fault_write(struct file *f, const char __user *buf,
+						 size_t len, loff_t *pos)
+{
+	return pagoda_debugfs_run(file_inode(f)->i_private, pagoda_debugfs_paging_fault, len);
 }
 
 static const struct file_operations pagoda_debugfs_paging_fault_fops = {
@@ -279,6 +366,8 @@ void pagoda_debugfs_init(struct pagoda_device *pgdev)
 			    &pagoda_debugfs_evict_fops);
 	debugfs_create_file("paging_fault", 0200, pgdev->drm.debugfs_root, pgdev,
 			    &pagoda_debugfs_paging_fault_fops);
+	debugfs_create_file("paging_selftest", 0200, pgdev->drm.debugfs_root, pgdev,
+			    &pagoda_debugfs_paging_selftest_fops);
 }
 
 /**

@@ -6,7 +6,9 @@
  * engine: FILL to clear a new allocation, TRANSFER to move one between
  * segments; MAP_APERTURE/UNMAP_APERTURE to map system pages into the
  * aperture segment (GART) and back to the dummy page; MAP_HOST_APERTURE
- * to show VRAM pages in the CPU host aperture. A struct
+ * to show VRAM pages in the CPU host aperture; UPDATE_PAGE_TABLE,
+ * COPY_PTES and FLUSH_TLB for page tables, SIGNAL_FENCE for a value in
+ * memory once the work before it is done. A struct
  * pagoda_paging_batch collects the commands of one request; when a job
  * buffer is full the batch submits it and continues in a new job, so a
  * request of any size becomes as many jobs as it needs.
@@ -264,6 +266,122 @@ int pagoda_paging_map_host_aperture(struct pagoda_paging_batch *batch, unsigned 
 		put32(cmd, 12 + i * sizeof(u32), slots[i]);
 		put32(cmd, 12 + (count + i) * sizeof(u32), seg_pages[i]);
 	}
+	return 0;
+}
+
+/**
+ * pagoda_paging_update_ptes - write page table entries
+ * @batch: the batch
+ * @level: table level (0 = leaf)
+ * @table: device physical address of the table
+ * @start: first entry
+ * @ptes: @count entries, or one when @flags has PAGODA_UPT_REPEAT
+ * @count: entries to write
+ * @flags: PAGODA_UPT_*
+ *
+ * Splits explicit entries over as many commands (and jobs) as they need.
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_update_ptes(struct pagoda_paging_batch *batch, u32 level, u64 table,
+			      u32 start, const u64 *ptes, u32 count, u32 flags)
+{
+	/* entries per command: half a job buffer */
+	const u32 chunk = (PAGODA_JOB_CAPACITY / 2 - 24) / sizeof(u64);
+	bool repeat = flags & PAGODA_UPT_REPEAT;
+	u32 done, n, i;
+
+	for (done = 0; done < count; done += n) {
+		u8 *cmd;
+
+		n = repeat ? count : min(chunk, count - done);
+		cmd = batch_reserve(batch, 24 + (repeat ? 1 : n) * sizeof(u64), 0, NULL, NULL);
+		if (IS_ERR(cmd))
+			return PTR_ERR(cmd);
+		put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_UPDATE_PAGE_TABLE, flags,
+						repeat ? 8 : 6 + 2 * n));
+		put32(cmd, 4, level);
+		put64(cmd, 8, table);
+		put32(cmd, 16, start + done);
+		put32(cmd, 20, n);
+		for (i = 0; i < (repeat ? 1 : n); i++)
+			put64(cmd, 24 + i * sizeof(u64), ptes[done + i]);
+	}
+	return 0;
+}
+
+/**
+ * pagoda_paging_copy_ptes - copy page table entries between tables
+ * @batch: the batch
+ * @src: device physical address of the source table
+ * @src_index: first source entry
+ * @dst: device physical address of the destination table
+ * @dst_index: first destination entry
+ * @count: entries, 1 .. 2^20
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_copy_ptes(struct pagoda_paging_batch *batch, u64 src, u32 src_index,
+			    u64 dst, u32 dst_index, u32 count)
+{
+	u8 *cmd = batch_reserve(batch, 32, 0, NULL, NULL);
+
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_COPY_PTES, 0, 8));
+	put32(cmd, 4, count);
+	put64(cmd, 8, src);
+	put64(cmd, 16, dst);
+	put32(cmd, 24, src_index);
+	put32(cmd, 28, dst_index);
+	return 0;
+}
+
+/**
+ * pagoda_paging_flush_tlb - drop translations the device may have cached
+ * @batch: the batch
+ * @context: GPU context, ignored with @all_contexts
+ * @va: first virtual address
+ * @size: bytes; 0 for the whole context
+ * @all_contexts: flush every context
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_flush_tlb(struct pagoda_paging_batch *batch, u32 context, u64 va, u64 size,
+			    bool all_contexts)
+{
+	u8 *cmd = batch_reserve(batch, 24, 0, NULL, NULL);
+
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_FLUSH_TLB,
+					all_contexts ? PAGODA_FLUSH_ALL_CONTEXTS : 0, 6));
+	put32(cmd, 4, context);
+	put64(cmd, 8, va);
+	put64(cmd, 16, size);
+	return 0;
+}
+
+/**
+ * pagoda_paging_signal - write a 64-bit value when the work before is done
+ * @batch: the batch
+ * @addr: device physical address, 8-byte aligned
+ * @value: the value
+ * @interrupt: raise the engine's interrupt too
+ *
+ * Return: 0 or a negative errno from starting a job.
+ */
+int pagoda_paging_signal(struct pagoda_paging_batch *batch, u64 addr, u64 value, bool interrupt)
+{
+	u8 *cmd = batch_reserve(batch, 24, 0, NULL, NULL);
+
+	if (IS_ERR(cmd))
+		return PTR_ERR(cmd);
+	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_SIGNAL_FENCE,
+					interrupt ? PAGODA_SIGNAL_INTERRUPT : 0, 6));
+	put32(cmd, 4, 0);
+	put64(cmd, 8, addr);
+	put64(cmd, 16, value);
 	return 0;
 }
 

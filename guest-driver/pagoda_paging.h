@@ -43,6 +43,13 @@ int pagoda_paging_unmap_aperture(struct pagoda_paging_batch *batch, u32 first,
 #define PAGODA_PAGING_HOST_APERTURE_MAX	256
 int pagoda_paging_map_host_aperture(struct pagoda_paging_batch *batch, unsigned int seg,
 				    const u32 *slots, const u32 *seg_pages, unsigned int count);
+int pagoda_paging_update_ptes(struct pagoda_paging_batch *batch, u32 level, u64 table,
+			      u32 start, const u64 *ptes, u32 count, u32 flags);
+int pagoda_paging_copy_ptes(struct pagoda_paging_batch *batch, u64 src, u32 src_index,
+			    u64 dst, u32 dst_index, u32 count);
+int pagoda_paging_flush_tlb(struct pagoda_paging_batch *batch, u32 context, u64 va, u64 size,
+			    bool all_contexts);
+int pagoda_paging_signal(struct pagoda_paging_batch *batch, u64 addr, u64 value, bool interrupt);
 struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch);
 void pagoda_paging_batch_abort(struct pagoda_paging_batch *batch);
 
