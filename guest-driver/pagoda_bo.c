@@ -229,6 +229,11 @@ static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
 		return -EINVAL;
 	if ((args->flags & DRM_PAGODA_BO_CPU_ACCESS) && (args->flags & DRM_PAGODA_BO_NO_CPU_ACCESS))
 		return -EINVAL;
+	/* CPU access wanted: only where the CPU reaches it directly, not hidden VRAM */
+	if ((args->flags & DRM_PAGODA_BO_CPU_ACCESS) &&
+	    (args->segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN) ||
+	     args->eviction_segment == DRM_PAGODA_SEGMENT_VRAM_HIDDEN))
+		return -EINVAL;
 	return 0;
 }
 

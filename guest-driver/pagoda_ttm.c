@@ -146,10 +146,15 @@ static bool mem_type_has_pages(u32 mem_type)
 static struct ttm_tt *pagoda_ttm_tt_create(struct ttm_buffer_object *bo, u32 page_flags)
 {
 	struct pagoda_tt *ptt = kzalloc(sizeof(*ptt), GFP_KERNEL);
+	enum ttm_caching caching = ttm_cached;
 
 	if (!ptt)
 		return NULL;
-	if (ttm_tt_init(&ptt->tt, bo, page_flags, ttm_cached, 0)) {
+	/* CPU mappings of the pages as the allocation asked */
+	if (pagoda_ttm_bo_is_pagoda(bo) &&
+	    to_pagoda_bo(bo)->flags & DRM_PAGODA_BO_WRITE_COMBINED)
+		caching = ttm_write_combined;
+	if (ttm_tt_init(&ptt->tt, bo, page_flags, caching, 0)) {
 		kfree(ptt);
 		return NULL;
 	}

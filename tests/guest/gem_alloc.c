@@ -90,6 +90,49 @@ static void test_segments(struct pagoda_dev *dev)
 	}
 }
 
+/* Whether the debugfs allocation list has a line with both words. */
+static int allocation_line_has(const char *a, const char *b)
+{
+	FILE *f = fopen("/sys/kernel/debug/dri/0/allocations", "r");
+	char line[512];
+	int found = 0;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, a) && strstr(line, b);
+	fclose(f);
+	return found;
+}
+
+/*
+ * Write-combined system pages: the CPU mapping is write-combined (the
+ * allocation list says how its pages are mapped) and works; without the
+ * flag they are cached.
+ */
+static void test_write_combined(struct pagoda_dev *dev)
+{
+	struct pagoda_bo wc, cached;
+
+	if (create(dev, 7 * 4096, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM,
+		   DRM_PAGODA_BO_WRITE_COMBINED, &wc) ||
+	    create(dev, 9 * 4096, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, 0, &cached)) {
+		pt_fail("create write-combined and cached system allocations");
+		return;
+	}
+	if (pt_check(!pagoda_bo_map(dev, &wc) && !pagoda_bo_map(dev, &cached), "map both")) {
+		fill(&wc, 11);
+		fill(&cached, 12);
+		pt_check(!check(&wc, 11) && !check(&cached, 12), "both read back");
+	}
+	pt_check(allocation_line_has("size 28672 ", "pages wc"),
+		 "debugfs: the write-combined one has write-combined pages");
+	pt_check(allocation_line_has("size 36864 ", "pages cached"),
+		 "debugfs: the other has cached pages");
+	pagoda_bo_free(dev, &wc);
+	pagoda_bo_free(dev, &cached);
+}
+
 /* Memory a freed allocation held reads as zero in the next one. */
 static void test_cleared(struct pagoda_dev *dev)
 {
@@ -270,6 +313,14 @@ static void test_bad_arguments(struct pagoda_dev *dev)
 	expect(create(dev, 4096, SEG(VRAM), 1,
 		      DRM_PAGODA_BO_CPU_ACCESS | DRM_PAGODA_BO_NO_CPU_ACCESS, &bo),
 	       -EINVAL, "CPU access and no CPU access");
+	expect(create(dev, 4096, SEG(VRAM) | SEG(VRAM_HIDDEN), 1, DRM_PAGODA_BO_CPU_ACCESS, &bo),
+	       -EINVAL, "CPU access wanted, hidden VRAM allowed");
+	if (!create(dev, 4096, SEG(VRAM) | SEG(SYSTEM), 1, DRM_PAGODA_BO_CPU_ACCESS, &bo)) {
+		pt_check(!pagoda_bo_map(dev, &bo), "CPU access wanted, VRAM or system: mapped");
+		pagoda_bo_free(dev, &bo);
+	} else {
+		pt_fail("CPU access wanted, VRAM or system: refused");
+	}
 
 	memset(&args, 0, sizeof(args));
 	args.size = 4096;
@@ -309,6 +360,7 @@ int main(void)
 
 	test_segments(&dev);
 	test_cleared(&dev);
+	test_write_combined(&dev);
 	test_physical(&dev);
 	test_observability(&dev);
 	test_eviction(&dev);

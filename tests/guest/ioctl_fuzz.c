@@ -152,6 +152,9 @@ static int gem_create_expected(const struct drm_pagoda_gem_create *a)
 		return EINVAL;
 	if ((a->flags & DRM_PAGODA_BO_CPU_ACCESS) && (a->flags & DRM_PAGODA_BO_NO_CPU_ACCESS))
 		return EINVAL;
+	if ((a->flags & DRM_PAGODA_BO_CPU_ACCESS) &&
+	    (a->segments & DRM_PAGODA_SEGMENT_MASK(2) || a->eviction_segment == 2))
+		return EINVAL;
 	/* sizes are either small (fit) or past every segment and all RAM */
 	if (a->size > (1ull << 40))
 		return EINVAL;

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
  * The driver lets go of the device cleanly and takes it back: unbind it
- * through sysfs while a file is open (the file then fails with ENODEV, the
- * node disappears, interrupts are disabled and released), bind it again,
- * then unload and reload the module. Each time the render node comes back
+ * through sysfs while a file is open with allocations in every segment
+ * (VRAM, hidden VRAM through the host aperture, system memory, the
+ * aperture) mapped by the CPU (the file then fails with ENODEV, the
+ * mappings keep working on a dummy page, the node disappears, interrupts
+ * are disabled and released), close it all, bind it again, then unload and
+ * reload the module. The debug kernel's kmemleak scan after the last
+ * program finds anything the driver did not free. Each time the render node comes back
  * as renderD128, which also shows that the previous DRM device was freed:
  * its minor would still be taken otherwise.
  */
 #include <sys/syscall.h>
+
+#include <libpagoda.h>
 
 #include "pagoda_test.h"
 
@@ -47,14 +53,46 @@ static void check_unbound(const char *bdf, volatile uint32_t *mmio, const char *
 	pt_check(access(path, F_OK), "%s: MSI-X vectors released", when);
 }
 
+/* Allocations of every kind on @fd, mapped and written. */
+static unsigned int make_allocations(int fd, struct pagoda_bo *bos)
+{
+	static const struct { uint32_t seg; uint32_t flags; } kinds[] = {
+		{ DRM_PAGODA_SEGMENT_VRAM, 0 },
+		{ DRM_PAGODA_SEGMENT_VRAM_HIDDEN, 0 },
+		{ DRM_PAGODA_SEGMENT_SYSTEM, 0 },
+		{ DRM_PAGODA_SEGMENT_SYSTEM, DRM_PAGODA_BO_PHYSICAL },
+	};
+	struct pagoda_dev dev = { .fd = fd };
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		struct pagoda_bo_desc desc = {
+			.size = 1 << 20, .flags = kinds[i].flags,
+			.segments = DRM_PAGODA_SEGMENT_MASK(kinds[i].seg),
+			.preferred_segment = kinds[i].seg, .eviction_segment = kinds[i].seg,
+		};
+
+		if (pagoda_bo_create(&dev, &desc, &bos[n]) || pagoda_bo_map(&dev, &bos[n]))
+			break;
+		memset(bos[n].map, 0x5a, bos[n].size);
+		n++;
+	}
+	pt_check(n == ARRAY_SIZE(kinds), "%u allocations mapped and written before unbind", n);
+	return n;
+}
+
 static void unbind_bind(const char *bdf, volatile uint32_t *mmio)
 {
+	struct pagoda_bo bos[4];
+	struct pagoda_dev dev;
 	uint64_t value = 0;
+	unsigned int n, i;
 	int fd, ret;
 
 	fd = open(NODE, O_RDWR | O_CLOEXEC);
 	if (!pt_check(fd >= 0, "open %s before unbind", NODE))
 		return;
+	n = make_allocations(fd, bos);
 
 	ret = pt_write_file(PT_DRIVER_SYSFS "/unbind", bdf);
 	if (!pt_check(!ret, "unbind %s: %s", bdf, ret ? strerror(-ret) : "done")) {
@@ -65,7 +103,16 @@ static void unbind_bind(const char *bdf, volatile uint32_t *mmio)
 	ret = pt_get_param(fd, DRM_PAGODA_PARAM_CHIP_ID, &value);
 	pt_check(ret == -ENODEV, "GET_PARAM on a file opened before unbind: %s (want %s)",
 		 ret ? strerror(-ret) : "succeeded", strerror(ENODEV));
-	/* The last reference to the unplugged DRM device goes here. */
+	/* the mappings stay usable (a dummy page once unplugged) */
+	for (i = 0; i < n; i++) {
+		((volatile uint8_t *)bos[i].map)[bos[i].size - 1] = 1;
+		(void)((volatile uint8_t *)bos[i].map)[0];
+	}
+	printf("the %u mappings were read and written after unbind\n", n);
+	/* The last references to the unplugged DRM device go here. */
+	dev.fd = fd;
+	for (i = 0; i < n; i++)
+		pagoda_bo_free(&dev, &bos[i]);
 	close(fd);
 
 	ret = pt_write_file(PT_DRIVER_SYSFS "/bind", bdf);

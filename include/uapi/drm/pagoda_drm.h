@@ -102,7 +102,7 @@ struct drm_pagoda_get_param {
 /* drm_pagoda_gem_create.flags */
 #define DRM_PAGODA_BO_PHYSICAL		(1u << 0)	/* accessed physically: contiguous, in the aperture when in system memory */
 #define DRM_PAGODA_BO_PRIMARY		(1u << 1)	/* a primary surface: contiguous in a memory segment */
-#define DRM_PAGODA_BO_CPU_ACCESS	(1u << 2)	/* the CPU maps it: keep it where the CPU reaches */
+#define DRM_PAGODA_BO_CPU_ACCESS	(1u << 2)	/* the CPU maps it often: never in hidden VRAM */
 #define DRM_PAGODA_BO_NO_CPU_ACCESS	(1u << 3)	/* never mapped by the CPU */
 #define DRM_PAGODA_BO_WRITE_COMBINED	(1u << 4)	/* CPU mappings of system pages write-combined */
 #define DRM_PAGODA_BO_FLAGS		0x1f
