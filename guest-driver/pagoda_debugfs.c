@@ -116,7 +116,8 @@ static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
 	/* pins: one per file keeping it resident */
 	seq_printf(m, " pinned %u", tbo->pin_count);
 	if (tbo->ttm)
-		seq_printf(m, " pages %s", tbo->ttm->caching == ttm_write_combined ? "wc" : "cached");
+		seq_printf(m, " pages %s",
+			   tbo->ttm->caching == ttm_write_combined ? "wc" : "cached");
 	if (!tbo->resource) {
 		seq_puts(m, " nowhere\n");
 	} else {
