@@ -123,7 +123,23 @@ static bool fetch_entry(PagodaState *s, PagodaEngine *eng)
 
 /* ---- Commands ------------------------------------------------------------ */
 
-static PagodaSpan entry_span(PagodaEngine *eng, uint64_t addr)
+/*
+ * Dwords of a command copied into eng->cmd: all of them, except the
+ * entries of an UPDATE_PAGE_TABLE, which are data that the command copies
+ * from the buffer to the table itself (once).
+ */
+static uint32_t cmd_fetch_dwords(uint32_t header)
+{
+    uint32_t dwords = PAGODA_CMD_DWORDS(header);
+
+    if (PAGODA_CMD_OP(header) == PAGODA_CMD_UPDATE_PAGE_TABLE &&
+        !(PAGODA_CMD_FLAGS(header) & PAGODA_UPT_REPEAT)) {
+        return MIN(dwords, PAGODA_UPT_ENTRIES / 4);
+    }
+    return dwords;
+}
+
+PagodaSpan pagoda_entry_span(PagodaEngine *eng, uint64_t addr)
 {
     return (PagodaSpan) {
         .ctx = eng->entry.flags & PAGODA_RING_FLAG_VIRTUAL ? eng->entry.context : -1,
@@ -162,7 +178,7 @@ static uint32_t cmd_u32(PagodaEngine *eng, unsigned byte)
 static PagodaCmdResult fetch_command(PagodaState *s, PagodaEngine *eng,
                                      PagodaFault *f)
 {
-    PagodaSpan sp = entry_span(eng, eng->pos);
+    PagodaSpan sp = pagoda_entry_span(eng, eng->pos);
     uint32_t header, dwords;
 
     eng->cmd_addr = eng->pos;
@@ -178,7 +194,8 @@ static PagodaCmdResult fetch_command(PagodaState *s, PagodaEngine *eng,
     if (!dwords || (uint64_t)dwords * 4 > eng->end - eng->pos) {
         return bad_command(eng, f, "length beyond the buffer");
     }
-    if (pagoda_span_rw(s, &sp, eng->cmd, dwords * 4ull, PAGODA_ACCESS_EXECUTE, f)) {
+    if (pagoda_span_rw(s, &sp, eng->cmd, cmd_fetch_dwords(header) * 4ull,
+                       PAGODA_ACCESS_EXECUTE, f)) {
         return PAGODA_CMD_FAULT;
     }
     if (le32_to_cpu(eng->cmd[0]) != header) {
@@ -203,7 +220,7 @@ static bool cmd_has_dwords(PagodaEngine *eng, uint32_t want)
 static PagodaCmdResult cmd_signal_fence(PagodaState *s, PagodaEngine *eng,
                                         PagodaFault *f)
 {
-    PagodaSpan sp = entry_span(eng, cmd_u64(eng, 8));
+    PagodaSpan sp = pagoda_entry_span(eng, cmd_u64(eng, 8));
     uint64_t value = cpu_to_le64(cmd_u64(eng, 16));
 
     if (!cmd_has_dwords(eng, 6)) {
@@ -221,7 +238,7 @@ static PagodaCmdResult cmd_signal_fence(PagodaState *s, PagodaEngine *eng,
 static PagodaCmdResult cmd_wait_fence(PagodaState *s, PagodaEngine *eng,
                                       PagodaFault *f)
 {
-    PagodaSpan sp = entry_span(eng, cmd_u64(eng, 8));
+    PagodaSpan sp = pagoda_entry_span(eng, cmd_u64(eng, 8));
     uint64_t value;
 
     if (!cmd_has_dwords(eng, 6)) {
@@ -270,15 +287,15 @@ static PagodaCmdResult render_command(PagodaState *s, PagodaEngine *eng,
         if (!cmd_has_dwords(eng, 8)) {
             return bad_command(eng, f, "COPY takes 8 dwords");
         }
-        src = entry_span(eng, cmd_u64(eng, 8));
-        dst = entry_span(eng, cmd_u64(eng, 16));
+        src = pagoda_entry_span(eng, cmd_u64(eng, 8));
+        dst = pagoda_entry_span(eng, cmd_u64(eng, 16));
         return pagoda_copy(s, &src, &dst, cmd_u64(eng, 24), &eng->cmd_progress,
                            budget, f);
     case PAGODA_CMD_FILL32:
         if (!cmd_has_dwords(eng, 6)) {
             return bad_command(eng, f, "FILL32 takes 6 dwords");
         }
-        dst = entry_span(eng, cmd_u64(eng, 8));
+        dst = pagoda_entry_span(eng, cmd_u64(eng, 8));
         return pagoda_fill(s, &dst, cmd_u32(eng, 4), cmd_u64(eng, 16),
                            &eng->cmd_progress, budget, f);
     case PAGODA_CMD_WRITE_IMM:
@@ -286,7 +303,7 @@ static PagodaCmdResult render_command(PagodaState *s, PagodaEngine *eng,
         if (eng->cmd_dwords < 4 || count != eng->cmd_dwords - 4) {
             return bad_command(eng, f, "WRITE_IMM length does not match count");
         }
-        dst = entry_span(eng, cmd_u64(eng, 8));
+        dst = pagoda_entry_span(eng, cmd_u64(eng, 8));
         return pagoda_span_rw(s, &dst, eng->cmd + 4, count * 4ull,
                               PAGODA_ACCESS_WRITE, f) ? PAGODA_CMD_FAULT
                                                       : PAGODA_CMD_DONE;
@@ -294,13 +311,13 @@ static PagodaCmdResult render_command(PagodaState *s, PagodaEngine *eng,
         if (!cmd_has_dwords(eng, 8)) {
             return bad_command(eng, f, "CRC32 takes 8 dwords");
         }
-        src = entry_span(eng, cmd_u64(eng, 8));
+        src = pagoda_entry_span(eng, cmd_u64(eng, 8));
         r = pagoda_crc32(s, &src, cmd_u64(eng, 16), &eng->cmd_crc,
                          &eng->cmd_progress, budget, f);
         if (r != PAGODA_CMD_DONE) {
             return r;
         }
-        dst = entry_span(eng, cmd_u64(eng, 24));
+        dst = pagoda_entry_span(eng, cmd_u64(eng, 24));
         crc = cpu_to_le32(eng->cmd_crc);
         return pagoda_span_rw(s, &dst, &crc, 4, PAGODA_ACCESS_WRITE, f) ?
                PAGODA_CMD_FAULT : PAGODA_CMD_DONE;

@@ -139,29 +139,47 @@ PagodaCmdResult pagoda_copy(PagodaState *s, const PagodaSpan *src,
                             PagodaFault *f)
 {
     while (*progress < size) {
-        uint64_t pos = *progress, n;
+        uint64_t pos = *progress, n, done;
         PagodaPiece sp, dp;
         PagodaMap sm, dm;
+        int err = 0;
 
         if (!*budget) {
             return PAGODA_CMD_YIELD;
         }
         n = MIN(size - pos, *budget);
+        /*
+         * The largest contiguous piece of the destination, mapped once,
+         * filled from as many source pieces as it takes (a scattered
+         * source costs a translation per page, not a mapping of both).
+         * The source is translated first: at the same byte its fault is
+         * the one reported.
+         */
         if (span_piece(s, src, pos, n, PAGODA_ACCESS_READ, &sp, f) ||
-            span_piece(s, dst, pos, sp.len, PAGODA_ACCESS_WRITE, &dp, f) ||
+            span_piece(s, dst, pos, n, PAGODA_ACCESS_WRITE, &dp, f) ||
             piece_map(s, dst, pos, &dp, PAGODA_ACCESS_WRITE, &dm, f)) {
             return PAGODA_CMD_FAULT;
         }
-        sp.len = MIN(sp.len, dm.len);
-        if (piece_map(s, src, pos, &sp, PAGODA_ACCESS_READ, &sm, f)) {
-            pagoda_mem_unmap(s, &dm, 0);
+        for (done = 0; done < dm.len; done += n) {
+            if (done) {
+                err = span_piece(s, src, pos + done, dm.len - done,
+                                 PAGODA_ACCESS_READ, &sp, f);
+            }
+            if (!err) {
+                err = piece_map(s, src, pos + done, &sp, PAGODA_ACCESS_READ, &sm, f);
+            }
+            if (err) {
+                break;
+            }
+            n = MIN(dm.len - done, sm.len);
+            memmove(dm.host + done, sm.host, n);
+            pagoda_mem_unmap(s, &sm, n);
+        }
+        pagoda_mem_unmap(s, &dm, done);
+        *progress += charge(budget, done);
+        if (err) {
             return PAGODA_CMD_FAULT;
         }
-        n = MIN(dm.len, sm.len);
-        memmove(dm.host, sm.host, n);
-        pagoda_mem_unmap(s, &sm, n);
-        pagoda_mem_unmap(s, &dm, n);
-        *progress += charge(budget, n);
     }
     return PAGODA_CMD_DONE;
 }

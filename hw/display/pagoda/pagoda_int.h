@@ -279,6 +279,10 @@ typedef struct PagodaSpan {
     uint64_t npages;
 } PagodaSpan;
 
+/* Byte offset of the entries in an UPDATE_PAGE_TABLE command. */
+#define PAGODA_UPT_ENTRIES      24
+
+PagodaSpan pagoda_entry_span(PagodaEngine *eng, uint64_t addr);
 PagodaCmdResult pagoda_copy(PagodaState *s, const PagodaSpan *src,
                             const PagodaSpan *dst, uint64_t size,
                             uint64_t *progress, uint64_t *budget,

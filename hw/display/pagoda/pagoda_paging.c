@@ -21,7 +21,6 @@
 /* Largest page list a TRANSFER may use (per side): 1 GiB of 4 KiB pages. */
 #define MAX_LIST_PAGES  (256 * 1024)
 /* PTEs written per memory access by UPDATE_PAGE_TABLE with REPEAT. */
-#define PTE_BATCH       512
 
 static uint32_t u32_at(PagodaEngine *eng, unsigned byte)
 {
@@ -201,6 +200,63 @@ static bool table_range_ok(PagodaState *s, unsigned level, bool leaf64,
     return count && start < entries && count <= entries - start;
 }
 
+/*
+ * Explicit entries go from the command buffer to the table in one copy
+ * (they were not fetched with the command). A fault writing the table is
+ * reported like the command's other table writes; one reading the buffer
+ * like a fetch of the command.
+ */
+static PagodaCmdResult upt_copy_entries(PagodaState *s, PagodaEngine *eng,
+                                        uint64_t at, uint32_t count,
+                                        uint64_t *budget, PagodaFault *f)
+{
+    uint64_t from = eng->cmd_addr + PAGODA_UPT_ENTRIES;
+    uint64_t bytes = (uint64_t)count * sizeof(uint64_t);
+    PagodaSpan src = pagoda_entry_span(eng, from);
+    PagodaSpan dst = { .ctx = -1, .addr = at };
+    PagodaCmdResult r = pagoda_copy(s, &src, &dst, bytes, &eng->cmd_progress,
+                                    budget, f);
+
+    if (r == PAGODA_CMD_FAULT) {
+        if (f->va >= from && f->va - from < bytes) {
+            f->access = PAGODA_ACCESS_EXECUTE;
+        } else {
+            result(f->code, f, eng);
+        }
+    }
+    return r;
+}
+
+/* One entry, repeated (and incremented), written straight into the table. */
+static int upt_repeat(PagodaState *s, uint64_t at, uint32_t count, uint64_t pte,
+                      uint64_t step)
+{
+    uint32_t done = 0, n, i;
+    PagodaMap m;
+    int err;
+
+    while (done < count) {
+        err = pagoda_mem_map(s, at + (uint64_t)done * sizeof(uint64_t),
+                             (uint64_t)(count - done) * sizeof(uint64_t), true, &m);
+        if (err) {
+            return err;
+        }
+        /* tables are 8-byte aligned and mappings end on page boundaries */
+        n = m.len / sizeof(uint64_t);
+        if (!n) {
+            pagoda_mem_unmap(s, &m, 0);
+            return PAGODA_FAULT_OUT_OF_SEGMENT;
+        }
+        for (i = 0; i < n; i++) {
+            stq_le_p(m.host + i * sizeof(uint64_t), pte);
+            pte += step;
+        }
+        pagoda_mem_unmap(s, &m, (uint64_t)n * sizeof(uint64_t));
+        done += n;
+    }
+    return 0;
+}
+
 static PagodaCmdResult cmd_update_page_table(PagodaState *s, PagodaEngine *eng,
                                              uint64_t *budget, PagodaFault *f)
 {
@@ -211,8 +267,7 @@ static PagodaCmdResult cmd_update_page_table(PagodaState *s, PagodaEngine *eng,
     bool repeat = flags & PAGODA_UPT_REPEAT;
     bool leaf64 = flags & PAGODA_UPT_LEAF64;
     uint64_t at = table + (uint64_t)start * sizeof(uint64_t);
-    uint64_t batch[PTE_BATCH], pte, step;
-    uint32_t done, n, i;
+    uint64_t step;
 
     if (flags & ~(PAGODA_UPT_REPEAT | PAGODA_UPT_LEAF64 |
                   PAGODA_UPT_REPEAT_INCREMENT) ||
@@ -221,28 +276,18 @@ static PagodaCmdResult cmd_update_page_table(PagodaState *s, PagodaEngine *eng,
         eng->cmd_dwords != 6 + 2 * (repeat ? 1 : (uint64_t)count)) {
         return bad(eng, f, "malformed UPDATE_PAGE_TABLE");
     }
-    trace_pagoda_update_page_table(level, table, start, count, repeat);
-    spend(budget, count * sizeof(uint64_t));
-    if (!repeat) {
-        return result(pagoda_mem_write(s, at, eng->cmd + 6,
-                                       count * sizeof(uint64_t)), f, eng);
+    if (!eng->cmd_progress) {
+        trace_pagoda_update_page_table(level, table, start, count, repeat);
     }
-    pte = u64_at(eng, 24);
+    if (!repeat) {
+        return upt_copy_entries(s, eng, at, count, budget, f);
+    }
+    spend(budget, count * sizeof(uint64_t));
     step = flags & PAGODA_UPT_REPEAT_INCREMENT ?
            (leaf64 ? 64 * KiB : 1ull << (12 + 9 * level)) >> PAGODA_PTE_ADDR_SHIFT
                                                           << PAGODA_PTE_FRAME_SHIFT : 0;
-    for (done = 0; done < count; done += n) {
-        n = MIN(count - done, PTE_BATCH);
-        for (i = 0; i < n; i++) {
-            batch[i] = cpu_to_le64(pte);
-            pte += step;
-        }
-        if (pagoda_mem_write(s, at + done * sizeof(uint64_t), batch,
-                             n * sizeof(uint64_t))) {
-            return result(PAGODA_FAULT_OUT_OF_SEGMENT, f, eng);
-        }
-    }
-    return PAGODA_CMD_DONE;
+    return result(upt_repeat(s, at, count, u64_at(eng, PAGODA_UPT_ENTRIES), step),
+                  f, eng);
 }
 
 static PagodaCmdResult cmd_copy_ptes(PagodaState *s, PagodaEngine *eng,
