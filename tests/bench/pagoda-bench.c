@@ -42,7 +42,7 @@
 #define VA_PTE      0x600000000ull
 #define PTE_SPAN    (1 * GiB)       /* 262144 leaf entries */
 #define PTES        (PTE_SPAN / 4096)
-#define PTE_ROUNDS  32              /* ring entries of PTE_SPAN's entries per timing */
+#define PTE_ROUNDS  64              /* ring entries of PTE_SPAN's entries per timing */
 #define VRAM_SRC    0
 #define VRAM_DST    (128 * MiB)
 #define PATTERN     0x5a5a1234u

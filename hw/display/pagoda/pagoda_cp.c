@@ -175,33 +175,46 @@ static uint32_t cmd_u32(PagodaEngine *eng, unsigned byte)
  * the length, once with the body); only the copy is used afterwards, and a
  * header that changed in between is rejected.
  */
+/*
+ * Fetch the command at eng->pos into eng->cmd, each byte read once: a
+ * first read takes the header with what follows it in the same 4 KiB
+ * page, up to FETCH_FIRST bytes (most commands whole); the rest of a
+ * longer command follows in a second read.
+ */
+#define FETCH_FIRST     32
+
 static PagodaCmdResult fetch_command(PagodaState *s, PagodaEngine *eng,
                                      PagodaFault *f)
 {
     PagodaSpan sp = pagoda_entry_span(eng, eng->pos);
-    uint32_t header, dwords;
+    uint64_t first = MIN(MIN(eng->end - eng->pos, FETCH_FIRST),
+                         PAGODA_PAGE_SIZE - (eng->pos & (PAGODA_PAGE_SIZE - 1)));
+    uint32_t header, dwords, want;
 
     eng->cmd_addr = eng->pos;
-    if (eng->end - eng->pos < 4) {
+    first &= ~3ull;
+    if (first < 4) {
         eng->cmd[0] = 0;
         return bad_command(eng, f, "truncated command");
     }
-    if (pagoda_span_rw(s, &sp, &header, 4, PAGODA_ACCESS_EXECUTE, f)) {
+    if (pagoda_span_rw(s, &sp, eng->cmd, first, PAGODA_ACCESS_EXECUTE, f)) {
+        eng->cmd[0] = 0;
         return PAGODA_CMD_FAULT;
     }
-    eng->cmd[0] = header = le32_to_cpu(header);
+    eng->cmd[0] = header = le32_to_cpu(eng->cmd[0]);
     dwords = PAGODA_CMD_DWORDS(header);
     if (!dwords || (uint64_t)dwords * 4 > eng->end - eng->pos) {
         return bad_command(eng, f, "length beyond the buffer");
     }
-    if (pagoda_span_rw(s, &sp, eng->cmd, cmd_fetch_dwords(header) * 4ull,
-                       PAGODA_ACCESS_EXECUTE, f)) {
-        return PAGODA_CMD_FAULT;
+    want = cmd_fetch_dwords(header) * 4;
+    if (want > first) {
+        PagodaSpan rest = pagoda_entry_span(eng, eng->pos + first);
+
+        if (pagoda_span_rw(s, &rest, (uint8_t *)eng->cmd + first, want - first,
+                           PAGODA_ACCESS_EXECUTE, f)) {
+            return PAGODA_CMD_FAULT;
+        }
     }
-    if (le32_to_cpu(eng->cmd[0]) != header) {
-        return bad_command(eng, f, "header changed while fetched");
-    }
-    eng->cmd[0] = header;
     eng->cmd_dwords = dwords;
     eng->cmd_active = true;
     eng->cmd_progress = 0;

@@ -40,6 +40,7 @@ typedef struct PagodaMap {
     bool is_write;
     /* how to release it */
     enum { PAGODA_MAP_RAM, PAGODA_MAP_VRAM, PAGODA_MAP_DUMMY } kind;
+    MemoryRegion *ram;          /* PAGODA_MAP_RAM: referenced while mapped */
     MemoryRegion *vram;
     uint64_t vram_offset;
 } PagodaMap;

@@ -96,21 +96,28 @@ static int map_system(PagodaState *s, uint64_t addr, uint64_t len,
     hwaddr xlat, plen = len;
     bool usable;
 
+    /*
+     * One translation: only guest RAM is mapped (never MMIO, which a
+     * bounce buffer would read with its side effects, nor the device's
+     * own BARs, nor ROM for writing), the way address_space_map() maps
+     * RAM; address_space_unmap() releases what was written (dirty bits,
+     * translated code invalidated), a read only drops the reference.
+     */
     WITH_RCU_READ_LOCK_GUARD() {
         mr = address_space_translate(s->dma_as, addr, &xlat, &plen, is_write,
                                      MEMTXATTRS_UNSPECIFIED);
-        usable = memory_region_is_ram(mr) && mr->owner != OBJECT(s) &&
+        usable = plen && memory_region_is_ram(mr) && mr->owner != OBJECT(s) &&
                  !(is_write && mr->readonly);
+        if (usable) {
+            memory_region_ref(mr);
+            m->ram = mr;
+            m->host = qemu_map_ram_ptr(mr->ram_block, xlat);
+        }
     }
     if (!usable) {
         qemu_log_mask(LOG_GUEST_ERROR,
                       "pagoda: DMA %s 0x%" PRIx64 " is not guest RAM\n",
                       is_write ? "write to" : "read from", addr);
-        return PAGODA_FAULT_OUT_OF_SEGMENT;
-    }
-    m->host = address_space_map(s->dma_as, addr, &plen, is_write,
-                                MEMTXATTRS_UNSPECIFIED);
-    if (!m->host || !plen) {
         return PAGODA_FAULT_OUT_OF_SEGMENT;
     }
     m->len = plen;
@@ -247,7 +254,11 @@ void pagoda_mem_unmap(PagodaState *s, PagodaMap *m, uint64_t used)
 {
     switch (m->kind) {
     case PAGODA_MAP_RAM:
-        address_space_unmap(s->dma_as, m->host, m->len, m->is_write, used);
+        if (m->is_write) {
+            address_space_unmap(s->dma_as, m->host, m->len, true, used);
+        } else {
+            memory_region_unref(m->ram);
+        }
         break;
     case PAGODA_MAP_VRAM:
         if (m->is_write && used) {
