@@ -200,22 +200,12 @@ static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
 {
 	u64 past_end = PAGODA_PADDR(PAGODA_SEG_VRAM, pgdev->segs[PAGODA_SEG_VRAM].size);
 	struct pagoda_paging_batch batch;
-	struct dma_fence *bad, *next;
+	struct dma_fence *next;
 	unsigned int waited;
 	int ret;
 
 	pagoda_paging_batch_init(&batch, pgdev);
-	ret = pagoda_paging_fill(&batch, past_end, SZ_4K, 0);
-	if (ret) {
-		pagoda_paging_batch_abort(&batch);
-		return ret;
-	}
-	bad = pagoda_paging_batch_submit(&batch);
-	if (IS_ERR(bad))
-		return PTR_ERR(bad);
-	dma_fence_wait(bad, false);
-	ret = bad->error;
-	dma_fence_put(bad);
+	ret = pagoda_paging_batch_wait(&batch, pagoda_paging_fill(&batch, past_end, SZ_4K, 0));
 	if (ret != -EIO) {
 		drm_err(&pgdev->drm, "faulting paging job: error %d, want %d\n", ret, -EIO);
 		return -EIO;
@@ -251,7 +241,6 @@ static int pagoda_debugfs_paging_selftest(struct pagoda_device *pgdev)
 	const u32 entries = SZ_4K / sizeof(u64), signal = 2 * entries;
 	u64 ptes[4], a, b, flushes;
 	struct pagoda_paging_batch batch;
-	struct dma_fence *fence;
 	dma_addr_t dma;
 	__le64 *mem;
 	int ret, i;
@@ -272,18 +261,7 @@ static int pagoda_debugfs_paging_selftest(struct pagoda_device *pgdev)
 	      pagoda_paging_copy_ptes(&batch, a, 0, b, 10, ARRAY_SIZE(ptes)) ?:
 	      pagoda_paging_flush_tlb(&batch, PAGODA_KERNEL_CONTEXT, 0, 0, true) ?:
 	      pagoda_paging_signal(&batch, a + signal * sizeof(u64), 0xfeedbeefull, false);
-	if (ret) {
-		pagoda_paging_batch_abort(&batch);
-		goto out;
-	}
-	fence = pagoda_paging_batch_submit(&batch);
-	if (IS_ERR(fence)) {
-		ret = PTR_ERR(fence);
-		goto out;
-	}
-	dma_fence_wait(fence, false);
-	ret = fence->error;
-	dma_fence_put(fence);
+	ret = pagoda_paging_batch_wait(&batch, ret);
 	if (ret)
 		goto out;
 

@@ -128,20 +128,9 @@ int pagoda_gart_unbind(struct pagoda_paging_batch *batch, struct ttm_resource *r
 void pagoda_gart_unbind_now(struct pagoda_device *pgdev, struct ttm_resource *res)
 {
 	struct pagoda_paging_batch batch;
-	struct dma_fence *fence;
-	int ret;
 
 	pagoda_paging_batch_init(&batch, pgdev);
-	ret = pagoda_gart_unbind(&batch, res);
-	if (ret) {
-		pagoda_paging_batch_abort(&batch);
-		return;
-	}
-	fence = pagoda_paging_batch_submit(&batch);
-	if (IS_ERR(fence))
-		return;
-	dma_fence_wait(fence, false);
-	dma_fence_put(fence);
+	pagoda_paging_batch_wait(&batch, pagoda_gart_unbind(&batch, res));
 }
 
 /**

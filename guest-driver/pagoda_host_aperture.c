@@ -145,7 +145,6 @@ static int slots_get(struct pagoda_device *pgdev, struct pagoda_bo *bo, u32 firs
 	u32 new_slots[PAGODA_HOST_APERTURE_AHEAD + 1], seg_pages[PAGODA_HOST_APERTURE_AHEAD + 1];
 	u32 new_pages[PAGODA_HOST_APERTURE_AHEAD + 1];
 	struct pagoda_paging_batch batch;
-	struct dma_fence *fence;
 	unsigned int n = 0, i;
 	int ret;
 
@@ -183,16 +182,7 @@ static int slots_get(struct pagoda_device *pgdev, struct pagoda_bo *bo, u32 firs
 	pagoda_paging_batch_init(&batch, pgdev);
 	ret = pagoda_paging_map_host_aperture(&batch, PAGODA_SEG_VRAM_HIDDEN, new_slots,
 					      seg_pages, n);
-	if (ret) {
-		pagoda_paging_batch_abort(&batch);
-		return ret;
-	}
-	fence = pagoda_paging_batch_submit(&batch);
-	if (IS_ERR(fence))
-		return PTR_ERR(fence);
-	dma_fence_wait(fence, false);
-	ret = fence->error;
-	dma_fence_put(fence);
+	ret = pagoda_paging_batch_wait(&batch, ret);
 	if (ret)
 		return ret;
 

@@ -403,6 +403,30 @@ struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch)
 }
 
 /**
+ * pagoda_paging_batch_wait - submit a batch and wait for it, or abort it
+ * @batch: the batch
+ * @ret: 0, or the error that stopped building it (the batch is aborted)
+ *
+ * Return: @ret, or the error of submitting or of the batch's last job.
+ */
+int pagoda_paging_batch_wait(struct pagoda_paging_batch *batch, int ret)
+{
+	struct dma_fence *fence;
+
+	if (ret) {
+		pagoda_paging_batch_abort(batch);
+		return ret;
+	}
+	fence = pagoda_paging_batch_submit(batch);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+	dma_fence_wait(fence, false);
+	ret = fence->error;
+	dma_fence_put(fence);
+	return ret;
+}
+
+/**
  * pagoda_paging_batch_abort - give up a batch after an error
  * @batch: the batch
  *
