@@ -390,9 +390,44 @@ static int pagoda_move_batch(struct pagoda_paging_batch *batch, struct ttm_buffe
 }
 
 /*
+ * Zero the system pages of an allocation (its backing store) with the
+ * paging engine, a FILL per physically contiguous run; users wait for it
+ * as a kernel fence.
+ */
+static int pagoda_clear_pages(struct pagoda_device *pgdev, struct ttm_buffer_object *bo)
+{
+	struct pagoda_tt *ptt = container_of(bo->ttm, struct pagoda_tt, tt);
+	struct pagoda_paging_batch batch;
+	struct dma_fence *fence;
+	pgoff_t i, n;
+	int ret = 0;
+
+	if (!ptt->mapped)
+		return -ENODEV;
+	pagoda_paging_batch_init(&batch, pgdev);
+	for (i = 0; i < ptt->tt.num_pages && !ret; i += n) {
+		for (n = 1; i + n < ptt->tt.num_pages &&
+		     ptt->dma[i + n] == ptt->dma[i] + (n << PAGE_SHIFT); n++)
+			;
+		ret = pagoda_paging_fill(&batch, PAGODA_PADDR(PAGODA_SEG_SYSTEM, ptt->dma[i]),
+					 n << PAGE_SHIFT, 0);
+	}
+	if (ret) {
+		pagoda_paging_batch_abort(&batch);
+		return ret;
+	}
+	fence = pagoda_paging_batch_submit(&batch);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+	dma_resv_add_fence(bo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
+	dma_fence_put(fence);
+	return 0;
+}
+
+/*
  * Evict a DONTNEED allocation without copying: once the work using it is
- * done its memory goes, and it lands in system memory with no pages yet
- * (they come zeroed from the pool when next touched).
+ * done its memory goes, and it lands in system memory with its backing
+ * pages cleared, or with no pages yet (they come zeroed when touched).
  */
 static int pagoda_bo_discard(struct ttm_buffer_object *bo, struct ttm_operation_ctx *ctx,
 			     struct ttm_resource *new_mem)
@@ -404,15 +439,18 @@ static int pagoda_bo_discard(struct ttm_buffer_object *bo, struct ttm_operation_
 	ret = ttm_bo_wait_ctx(bo, ctx);
 	if (ret)
 		return ret;
-	/* in a memory segment it has no pages: TTM dropped them on the way in */
-	if (WARN_ON_ONCE(bo->ttm && ttm_tt_is_populated(bo->ttm)))
-		return -EINVAL;
-	/*
-	 * TTM made the system destination's page array expecting a copy: its
-	 * pages must come zeroed, not with what they held before.
-	 */
-	if (bo->ttm)
+	if (bo->ttm && ttm_tt_is_populated(bo->ttm)) {
+		/* its backing store holds older contents: cleared by the device */
+		ret = pagoda_clear_pages(pgdev, bo);
+		if (ret)
+			return ret;
+	} else if (bo->ttm) {
+		/*
+		 * TTM made the system destination's page array expecting a
+		 * copy: its pages must come zeroed, not with what they held.
+		 */
 		ttm_tt_mark_for_clear(bo->ttm);
+	}
 	trace_pagoda_bo_move(bo, pagoda_mem_type_segment(old_type),
 			     pagoda_mem_type_segment(new_mem->mem_type), 0, true, false);
 	pagoda_segment_count_discard(pgdev, old_type);
@@ -481,10 +519,15 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	pagoda_segment_count_move(pgdev, old_has_data ? old_type : new_mem->mem_type,
 				  evict, bo->base.size);
 	WRITE_ONCE(to_pagoda_bo(bo)->segment, pagoda_mem_type_segment(new_mem->mem_type));
-	if (!old_mem) {
+	if (!old_mem || (mem_type_has_pages(old_type) && mem_type_is_vram(new_mem->mem_type))) {
 		/*
-		 * A new allocation: nothing to release behind the clear, whose
-		 * fence users (and CPU faults) wait for as a kernel fence.
+		 * A new allocation, or one going into a memory segment from
+		 * its pages: nothing to release behind the work, whose fence
+		 * users (and CPU faults) wait for as a kernel fence. The pages
+		 * stay as the allocation's backing store (the model reserves
+		 * system memory for eviction), so that evicting it again
+		 * neither allocates nor clears pages; an aperture range goes
+		 * at once, its unmap being queued before any later map of it.
 		 */
 		dma_resv_add_fence(bo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
 		ttm_bo_move_null(bo, new_mem);

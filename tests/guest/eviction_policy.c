@@ -188,6 +188,25 @@ out:
 	free_all(dev, bos, n);
 }
 
+/*
+ * The checks count slices of VRAM: wait until allocations freed by the
+ * programs before (their memory released once their last work is done)
+ * have left it.
+ */
+static void wait_vram_empty(void)
+{
+	long long used = -1;
+	int waited;
+
+	for (waited = 0; waited < 5000; waited += 20) {
+		used = pt_debugfs_value("/sys/kernel/debug/dri/0/segments", "1 vram", " used ");
+		if (!used)
+			break;
+		pt_sleep_ms(20);
+	}
+	pt_check(!used, "VRAM empty at the start (%lld bytes used)", used);
+}
+
 int main(void)
 {
 	struct pagoda_dev dev;
@@ -200,8 +219,11 @@ int main(void)
 	if (!pt_check(!pagoda_query(&dev, DRM_PAGODA_PARAM_VRAM_SIZE, &vram), "VRAM size"))
 		return pt_exit();
 	slice = vram / SLICES;
+	wait_vram_empty();
 	test_priority_classes(&dev);
+	wait_vram_empty();
 	test_discard(&dev);
+	wait_vram_empty();
 	test_all_pinned(&dev);
 	pagoda_close(&dev);
 	return pt_exit();
