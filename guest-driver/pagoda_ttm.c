@@ -7,14 +7,14 @@
  * memory type managed by a drm_buddy resource manager (pagoda_vram_mgr.c)
  * in the segment's page size:
  *
- * ========= ================= ======================================
- * segment   TTM memory type   CPU access
- * ========= ================= ======================================
- * 0 system  TTM_PL_SYSTEM     the pages themselves
- * 1 VRAM    TTM_PL_VRAM       BAR2, write-combined
- * 2 hidden  PAGODA_PL_HIDDEN  host aperture slots (BAR4)
- * 3 aperture TTM_PL_TT        the pages themselves
- * ========= ================= ======================================
+ * ========== ================= =====================================
+ * segment    TTM memory type   CPU access
+ * ========== ================= =====================================
+ * 0 system   TTM_PL_SYSTEM     the pages themselves
+ * 1 VRAM     TTM_PL_VRAM       BAR2, write-combined
+ * 2 hidden   PAGODA_PL_HIDDEN  host aperture slots (BAR4)
+ * 3 aperture TTM_PL_TT         the pages themselves
+ * ========== ================= =====================================
  *
  * TTM_PL_TT is system memory mapped contiguously into the aperture segment
  * (pagoda_gart.c): where physically accessed allocations live when they are
@@ -25,6 +25,11 @@
  * page lists for system pages; FILL with zeroes when an allocation gets
  * memory of a segment with no content yet (a new allocation never shows
  * what the memory held before). The CPU never copies an allocation.
+ *
+ * An allocation that moves from its system pages into a memory segment
+ * keeps them as backing store (the model reserves system memory for every
+ * allocation's eviction): evicting it again copies into them, with no
+ * page to allocate or clear.
  */
 
 #include <linux/dma-mapping.h>
