@@ -14,10 +14,11 @@
  *   now (segment, offset, contiguous), allowed segments, flags, priority;
  * - ``evict`` (write-only): a segment id written evicts what is not pinned
  *   from that segment;
- * - ``paging_fault`` (write-only): a write submits a paging job that faults
- *   and one after it, and fails (EIO) unless the first fails and the
- *   second runs: how tests reach the fault interrupt through the driver's
- *   own ring;
+ * - ``paging_fault`` (write-only): a write submits a paging job that faults,
+ *   a batch of two jobs whose first faults (its second runs once the
+ *   context is resumed), and a job after them, and fails (EIO) unless the
+ *   first and the batch fail and the last job runs: how tests reach the
+ *   fault interrupt through the driver's own ring;
  * - ``paging_selftest`` (write-only): a write runs the page table commands
  *   of the paging client (UPDATE_PAGE_TABLE explicit and repeated,
  *   COPY_PTES, FLUSH_TLB, SIGNAL_FENCE) on tables in system memory and
@@ -191,17 +192,63 @@ static struct dma_fence *pagoda_debugfs_nop_job(struct pagoda_device *pgdev)
 	return pagoda_job_submit(job);
 }
 
+/* Wait (up to 1 s) for the fault interrupt to resume the kernel context. */
+static void pagoda_debugfs_wait_resumed(struct pagoda_device *pgdev)
+{
+	unsigned int waited;
+
+	for (waited = 0; waited < 1000; waited += 20) {
+		if (!pagoda_context_halted(pgdev, PAGODA_KERNEL_CONTEXT))
+			break;
+		msleep(20);
+	}
+}
+
+/*
+ * A batch of two jobs whose first faults (at @past_end): once the first
+ * has failed and the kernel context runs again, the second (signalling
+ * values into a scratch buffer) runs, and fails all the same because the
+ * first did. Return: what waiting for the batch returned, or -EINVAL when
+ * the second job did not run.
+ */
+static int pagoda_debugfs_faulting_batch(struct pagoda_device *pgdev, u64 past_end)
+{
+	struct pagoda_paging_batch batch;
+	u64 last = 0;
+	dma_addr_t dma;
+	__le64 *scratch;
+	int ret;
+
+	scratch = dma_alloc_coherent(pgdev->drm.dev, SZ_4K, &dma, GFP_KERNEL);
+	if (!scratch)
+		return -ENOMEM;
+	pagoda_paging_batch_init(&batch, pgdev);
+	ret = pagoda_paging_fill(&batch, past_end, SZ_4K, 0);
+	/* signals until the first job is full and submitted */
+	while (!ret && !batch.jobs)
+		ret = pagoda_paging_signal(&batch, PAGODA_PADDR(PAGODA_SEG_SYSTEM, dma), ++last,
+					   false);
+	if (!ret) {
+		dma_fence_wait(batch.fence, false);
+		pagoda_debugfs_wait_resumed(pgdev);
+	}
+	ret = pagoda_paging_batch_wait(&batch, ret);
+	if (le64_to_cpu(READ_ONCE(*scratch)) != last)
+		ret = -EINVAL;
+	dma_free_coherent(pgdev->drm.dev, SZ_4K, scratch, dma);
+	return ret;
+}
+
 /*
  * A paging job that faults (a FILL just past the end of VRAM, which writes
- * nothing) must fail with -EIO, and the next job must run: the fault
- * interrupt resumed the kernel context.
+ * nothing) must fail with -EIO, as must a batch whose first job faults; and
+ * the next job must run: the fault interrupt resumed the kernel context.
  */
 static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
 {
 	u64 past_end = PAGODA_PADDR(PAGODA_SEG_VRAM, pgdev->segs[PAGODA_SEG_VRAM].size);
 	struct pagoda_paging_batch batch;
 	struct dma_fence *next;
-	unsigned int waited;
 	int ret;
 
 	pagoda_paging_batch_init(&batch, pgdev);
@@ -210,12 +257,15 @@ static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
 		drm_err(&pgdev->drm, "faulting paging job: error %d, want %d\n", ret, -EIO);
 		return -EIO;
 	}
-	/* the fault interrupt may come after the engine's: let it resume */
-	for (waited = 0; waited < 1000; waited += 20) {
-		if (!pagoda_context_halted(pgdev, PAGODA_KERNEL_CONTEXT))
-			break;
-		msleep(20);
+	pagoda_debugfs_wait_resumed(pgdev);
+	ret = pagoda_debugfs_faulting_batch(pgdev, past_end);
+	if (ret != -EIO) {
+		drm_err(&pgdev->drm, "batch of two jobs, the first faulting: error %d, want %d\n",
+			ret, -EIO);
+		return -EIO;
 	}
+	/* the fault interrupt may come after the engine's: let it resume */
+	pagoda_debugfs_wait_resumed(pgdev);
 	next = pagoda_debugfs_nop_job(pgdev);
 	if (IS_ERR(next))
 		return PTR_ERR(next);

@@ -53,9 +53,18 @@ static const char *pagoda_fence_timeline_name(struct dma_fence *fence)
 	return container_of(fence, struct pagoda_job, fence)->engine->name;
 }
 
+static void pagoda_fence_release(struct dma_fence *fence)
+{
+	struct pagoda_job *job = container_of(fence, struct pagoda_job, fence);
+
+	dma_fence_put(job->prev);
+	dma_fence_free(fence);
+}
+
 static const struct dma_fence_ops pagoda_fence_ops = {
 	.get_driver_name = pagoda_fence_driver_name,
 	.get_timeline_name = pagoda_fence_timeline_name,
+	.release = pagoda_fence_release,
 };
 
 static u32 eng_reg(struct pagoda_engine *engine, u32 reg)
@@ -210,6 +219,9 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
 			drm_err_ratelimited(&engine->pgdev->drm, "%s engine: job %llu did not complete\n",
 					    engine->name, job->fence.seqno);
 			dma_fence_set_error(&job->fence, -EIO);
+		} else if (job->prev && job->prev->error) {
+			/* jobs retire in order: the one before has signalled */
+			dma_fence_set_error(&job->fence, job->prev->error);
 		}
 		trace_pagoda_job_retire(engine->id, job->fence.seqno, job->cmd_bytes);
 		list_del_init(&job->link);
@@ -453,5 +465,6 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 void pagoda_job_abort(struct pagoda_job *job)
 {
 	mutex_unlock(&job->engine->submit_lock);
+	dma_fence_put(job->prev);
 	kfree(job);
 }

@@ -35,6 +35,9 @@ struct pagoda_device;
  * @cmds: CPU address of the buffer; commands grow from its start
  * @cmd_bytes: bytes of commands written
  * @list_bytes: bytes of page lists, taken from the end of the buffer
+ * @prev: the fence of the job before it in the same request (a paging
+ *	batch), or NULL; a failure of that job fails this one too, so that
+ *	the fence of a request's last job tells about the whole request
  *
  * Built by one submitter between pagoda_job_begin() and pagoda_job_submit()
  * while it holds &pagoda_engine.submit_lock; after submission only @fence
@@ -48,6 +51,7 @@ struct pagoda_job {
 	u8 *cmds;
 	u32 cmd_bytes;
 	u32 list_bytes;
+	struct dma_fence *prev;
 };
 
 /**

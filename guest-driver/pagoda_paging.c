@@ -12,7 +12,9 @@
  * pagoda_paging_batch collects the commands of one request; when a job
  * buffer is full the batch submits it and continues in a new job, so a
  * request of any size becomes as many jobs as it needs.
- * The batch's fence is that of its last job: jobs retire in order.
+ * The batch's fence is that of its last job: jobs retire in order, and
+ * each job of a batch fails when the one before it failed, so the last
+ * job's fence tells whether the whole request ran.
  *
  * Addresses are the device's physical (segment, offset) pairs,
  * PAGODA_PADDR(). System pages are named by their bus address in
@@ -82,6 +84,9 @@ static u8 *batch_reserve(struct pagoda_paging_batch *batch, u32 bytes, u32 list_
 				batch->job = NULL;
 				return ERR_PTR(ret);
 			}
+			/* a failure of the batch's job before fails this one too */
+			if (batch->fence)
+				batch->job->prev = dma_fence_get(batch->fence);
 		}
 		if (batch->job->cmd_bytes + bytes + batch->job->list_bytes + list_bytes <=
 		    PAGODA_JOB_CAPACITY) {
