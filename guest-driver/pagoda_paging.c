@@ -408,6 +408,23 @@ struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch)
 }
 
 /**
+ * pagoda_paging_batch_finish - submit a batch, or abort it after an error
+ * @batch: the batch
+ * @ret: 0, or the error that stopped building it (the batch is aborted)
+ *
+ * Return: the fence of the batch's last job (a reference for the caller),
+ * or an ERR_PTR of @ret or of the submission's error.
+ */
+struct dma_fence *pagoda_paging_batch_finish(struct pagoda_paging_batch *batch, int ret)
+{
+	if (ret) {
+		pagoda_paging_batch_abort(batch);
+		return ERR_PTR(ret);
+	}
+	return pagoda_paging_batch_submit(batch);
+}
+
+/**
  * pagoda_paging_batch_wait - submit a batch and wait for it, or abort it
  * @batch: the batch
  * @ret: 0, or the error that stopped building it (the batch is aborted)
@@ -416,13 +433,8 @@ struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch)
  */
 int pagoda_paging_batch_wait(struct pagoda_paging_batch *batch, int ret)
 {
-	struct dma_fence *fence;
+	struct dma_fence *fence = pagoda_paging_batch_finish(batch, ret);
 
-	if (ret) {
-		pagoda_paging_batch_abort(batch);
-		return ret;
-	}
-	fence = pagoda_paging_batch_submit(batch);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
 	dma_fence_wait(fence, false);

@@ -51,6 +51,7 @@ int pagoda_paging_flush_tlb(struct pagoda_paging_batch *batch, u32 context, u64 
 			    bool all_contexts);
 int pagoda_paging_signal(struct pagoda_paging_batch *batch, u64 addr, u64 value, bool interrupt);
 struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch);
+struct dma_fence *pagoda_paging_batch_finish(struct pagoda_paging_batch *batch, int ret);
 int pagoda_paging_batch_wait(struct pagoda_paging_batch *batch, int ret);
 void pagoda_paging_batch_abort(struct pagoda_paging_batch *batch);
 

@@ -410,18 +410,13 @@ static int pagoda_clear_pages(struct pagoda_device *pgdev, struct ttm_buffer_obj
 	if (!ptt->mapped)
 		return -ENODEV;
 	pagoda_paging_batch_init(&batch, pgdev);
+	/* the runs mapped for the device at populate are contiguous for it too */
 	for (i = 0; i < ptt->tt.num_pages && !ret; i += n) {
-		for (n = 1; i + n < ptt->tt.num_pages &&
-		     ptt->dma[i + n] == ptt->dma[i] + (n << PAGE_SHIFT); n++)
-			;
+		n = pagoda_tt_run(&ptt->tt, i);
 		ret = pagoda_paging_fill(&batch, PAGODA_PADDR(PAGODA_SEG_SYSTEM, ptt->dma[i]),
 					 n << PAGE_SHIFT, 0);
 	}
-	if (ret) {
-		pagoda_paging_batch_abort(&batch);
-		return ret;
-	}
-	fence = pagoda_paging_batch_submit(&batch);
+	fence = pagoda_paging_batch_finish(&batch, ret);
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
 	dma_resv_add_fence(bo->base.resv, fence, DMA_RESV_USAGE_KERNEL);
@@ -509,12 +504,8 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 
 	pagoda_paging_batch_init(&batch, pgdev);
 	ret = pagoda_move_batch(&batch, bo, old_mem, old_has_data, new_mem);
-	if (ret) {
-		/* nothing changed: the allocation stays where it was */
-		pagoda_paging_batch_abort(&batch);
-		return ret;
-	}
-	fence = pagoda_paging_batch_submit(&batch);
+	fence = pagoda_paging_batch_finish(&batch, ret);
+	/* on error nothing changed: the allocation stays where it was */
 	if (IS_ERR(fence))
 		return PTR_ERR(fence);
 

@@ -302,56 +302,48 @@ static void pagoda_vram_mgr_free(struct ttm_resource_manager *man,
 	kfree(vres);
 }
 
-/* Whether a block of @res overlaps the range of @place. */
+/*
+ * Whether the blocks of @res lie in the range of @place: every one of them
+ * (@every), or at least one, overlapping it.
+ */
+static bool pagoda_vram_blocks_in_place(struct ttm_resource *res, const struct ttm_place *place,
+					bool every)
+{
+	struct pagoda_vram_resource *vres = to_pagoda_vram_resource(res);
+	struct drm_buddy *mm = &vres->mgr->mm;
+	struct drm_buddy_block *block;
+	u64 start, end;
+
+	if (!place->fpfn && !place->lpfn)
+		return true;
+
+	pagoda_vram_place_range(mm, place, &start, &end);
+	list_for_each_entry(block, &vres->blocks, link) {
+		u64 first = drm_buddy_block_offset(block);
+		u64 last = first + drm_buddy_block_size(mm, block);
+
+		if (every && (first < start || last > end))
+			return false;
+		if (!every && first < end && last > start)
+			return true;
+	}
+	return every;
+}
+
 static bool pagoda_vram_mgr_intersects(struct ttm_resource_manager *man,
 				       struct ttm_resource *res,
 				       const struct ttm_place *place,
 				       size_t size)
 {
-	struct pagoda_vram_resource *vres = to_pagoda_vram_resource(res);
-	struct drm_buddy *mm = &vres->mgr->mm;
-	struct drm_buddy_block *block;
-	u64 start, end;
-
-	if (!place->fpfn && !place->lpfn)
-		return true;
-
-	pagoda_vram_place_range(mm, place, &start, &end);
-	list_for_each_entry(block, &vres->blocks, link) {
-		u64 offset = drm_buddy_block_offset(block);
-
-		if (offset < end &&
-		    offset + drm_buddy_block_size(mm, block) > start)
-			return true;
-	}
-
-	return false;
+	return pagoda_vram_blocks_in_place(res, place, false);
 }
 
-/* Whether every block of @res lies in the range of @place. */
 static bool pagoda_vram_mgr_compatible(struct ttm_resource_manager *man,
 				       struct ttm_resource *res,
 				       const struct ttm_place *place,
 				       size_t size)
 {
-	struct pagoda_vram_resource *vres = to_pagoda_vram_resource(res);
-	struct drm_buddy *mm = &vres->mgr->mm;
-	struct drm_buddy_block *block;
-	u64 start, end;
-
-	if (!place->fpfn && !place->lpfn)
-		return true;
-
-	pagoda_vram_place_range(mm, place, &start, &end);
-	list_for_each_entry(block, &vres->blocks, link) {
-		u64 offset = drm_buddy_block_offset(block);
-
-		if (offset < start ||
-		    offset + drm_buddy_block_size(mm, block) > end)
-			return false;
-	}
-
-	return true;
+	return pagoda_vram_blocks_in_place(res, place, true);
 }
 
 /*
