@@ -121,6 +121,7 @@ static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 	/* released when it left hidden VRAM or its memory was freed */
 	WARN_ON(!xa_empty(&bo->host_aperture_slots));
 	xa_destroy(&bo->host_aperture_slots);
+	mutex_destroy(&bo->gpuva_lock);
 	drm_gem_object_release(&tbo->base);
 	kfree(bo);
 }
@@ -250,10 +251,12 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	bo->flags = args->flags;
 	bo->segments = args->segments;
 	xa_init(&bo->host_aperture_slots);
+	mutex_init(&bo->gpuva_lock);
 	pagoda_bo_set_placements(bo, args->preferred_segment, args->eviction_segment);
 
 	bo->tbo.base.funcs = &pagoda_gem_funcs;
 	drm_gem_private_object_init(&pgdev->drm, &bo->tbo.base, size);
+	drm_gem_gpuva_set_lock(&bo->tbo.base, &bo->gpuva_lock);
 	mutex_lock(&pgdev->bo_list_lock);
 	list_add_tail(&bo->link, &pgdev->bo_list);
 	mutex_unlock(&pgdev->bo_list_lock);
@@ -340,6 +343,174 @@ void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
 	}
 	kvfree(held);
 	pagoda_bo_wait_dying(pgdev);
+}
+
+/**
+ * pagoda_bo_place - put an allocation where the GPU can use it
+ * @bo: the allocation, reserved
+ * @ctx: TTM's operation context
+ *
+ * Validates @bo into its preferred segment, evicting others if needed, or
+ * failing that into any of its placements (TTM's validate with all
+ * placements would leave an allocation in a fallback segment it is
+ * already in rather than evict for the preferred one); system pages are
+ * populated, and so mapped for the device.
+ *
+ * Return: 0 or a negative errno from TTM.
+ */
+int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
+{
+	struct ttm_placement preferred = { .num_placement = 1, .placement = &bo->places[0] };
+	int ret;
+
+	ret = ttm_bo_validate(&bo->tbo, &preferred, ctx);
+	if (ret == -ENOSPC || ret == -ENOMEM || ret == -EBUSY)
+		ret = ttm_bo_validate(&bo->tbo, &bo->placement, ctx);
+	if (!ret && bo->tbo.ttm && !ttm_tt_is_populated(bo->tbo.ttm))
+		ret = ttm_tt_populate(bo->tbo.bdev, bo->tbo.ttm, ctx);
+	return ret;
+}
+
+/**
+ * pagoda_bo_create_kernel - a pinned allocation for the driver's own use
+ * @pgdev: the device
+ * @size: bytes, a multiple of the segments' page size
+ * @segments: DRM_PAGODA_SEGMENT_MASK()s it may live in; VRAM is preferred
+ *
+ * Return: the allocation, placed (pagoda_bo_place()) and pinned, or an
+ * ERR_PTR.
+ */
+struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = false };
+	struct drm_pagoda_gem_create args = {
+		.size = size,
+		.flags = DRM_PAGODA_BO_NO_CPU_ACCESS,
+		.segments = segments,
+		.preferred_segment = segments & DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM) ?
+				     PAGODA_SEG_VRAM : __ffs(segments),
+		.eviction_segment = PAGODA_SEG_SYSTEM,
+		.priority = DRM_PAGODA_PRIORITY_HIGH,
+	};
+	struct pagoda_bo *bo;
+	int ret;
+
+	bo = pagoda_bo_create(pgdev, &args, size);
+	if (IS_ERR(bo))
+		return bo;
+	dma_resv_lock(bo->tbo.base.resv, NULL);
+	ret = pagoda_bo_place(bo, &ctx);
+	if (!ret)
+		ttm_bo_pin(&bo->tbo);
+	dma_resv_unlock(bo->tbo.base.resv);
+	if (ret) {
+		drm_gem_object_put(&bo->tbo.base);
+		return ERR_PTR(ret);
+	}
+	return bo;
+}
+
+/**
+ * pagoda_bo_free_kernel - release an allocation of pagoda_bo_create_kernel()
+ * @bo: the allocation; its memory goes once the work using it is done
+ */
+void pagoda_bo_free_kernel(struct pagoda_bo *bo)
+{
+	dma_resv_lock(bo->tbo.base.resv, NULL);
+	ttm_bo_unpin(&bo->tbo);
+	dma_resv_unlock(bo->tbo.base.resv);
+	drm_gem_object_put(&bo->tbo.base);
+}
+
+static bool pagoda_bo_in_pages(struct ttm_buffer_object *tbo)
+{
+	return tbo->resource->mem_type == TTM_PL_SYSTEM || tbo->resource->mem_type == TTM_PL_TT;
+}
+
+static dma_addr_t *pagoda_bo_dma(struct ttm_buffer_object *tbo)
+{
+	struct pagoda_tt *ptt = container_of(tbo->ttm, struct pagoda_tt, tt);
+
+	return ptt->mapped ? ptt->dma : NULL;
+}
+
+/**
+ * pagoda_bo_page_paddr - device physical address of one page
+ * @bo: the allocation, pinned or reserved, its pages mapped for the device
+ * @offset: byte offset of the page
+ *
+ * Return: PAGODA_PADDR() of the page; system pages (also those of an
+ * allocation in the aperture) are named in system memory.
+ */
+u64 pagoda_bo_page_paddr(struct pagoda_bo *bo, u64 offset)
+{
+	struct ttm_buffer_object *tbo = &bo->tbo;
+	dma_addr_t *dma;
+
+	if (!pagoda_bo_in_pages(tbo))
+		return PAGODA_PADDR(pagoda_mem_type_segment(tbo->resource->mem_type),
+				    pagoda_vram_res_offset(tbo->resource, offset));
+	dma = pagoda_bo_dma(tbo);
+	if (WARN_ON(!dma))
+		return PAGODA_PADDR(PAGODA_SEG_SYSTEM, 0);
+	return PAGODA_PADDR(PAGODA_SEG_SYSTEM, dma[offset >> PAGE_SHIFT] + offset_in_page(offset));
+}
+
+static void pagoda_bo_run_pages(struct pagoda_bo_run *run)
+{
+	dma_addr_t *dma = pagoda_bo_dma(run->tbo);
+	pgoff_t i = run->offset >> PAGE_SHIFT, n = 1;
+
+	if (WARN_ON(!dma) || !run->remaining) {
+		run->bytes = 0;
+		return;
+	}
+	while (((u64)n << PAGE_SHIFT) < run->remaining && i + n < run->tbo->ttm->num_pages &&
+	       dma[i + n] == dma[i] + ((u64)n << PAGE_SHIFT))
+		n++;
+	run->paddr = PAGODA_PADDR(PAGODA_SEG_SYSTEM, dma[i]);
+	run->bytes = min_t(u64, (u64)n << PAGE_SHIFT, run->remaining);
+}
+
+/**
+ * pagoda_bo_run_first - start walking part of an allocation
+ * @bo: the allocation, reserved, its pages mapped for the device
+ * @offset: first byte, page aligned
+ * @size: bytes, page aligned, within the allocation
+ * @run: the walk
+ */
+void pagoda_bo_run_first(struct pagoda_bo *bo, u64 offset, u64 size, struct pagoda_bo_run *run)
+{
+	struct ttm_buffer_object *tbo = &bo->tbo;
+
+	run->tbo = tbo;
+	run->offset = offset;
+	run->remaining = size;
+	if (pagoda_bo_in_pages(tbo)) {
+		pagoda_bo_run_pages(run);
+		return;
+	}
+	pagoda_vram_cursor_first(tbo->resource, offset, size, &run->cur);
+	run->paddr = PAGODA_PADDR(pagoda_mem_type_segment(tbo->resource->mem_type),
+				  run->cur.seg_offset);
+	run->bytes = run->cur.size;
+}
+
+/**
+ * pagoda_bo_run_next - the next run
+ * @run: a walk whose current run is not empty
+ */
+void pagoda_bo_run_next(struct pagoda_bo_run *run)
+{
+	run->offset += run->bytes;
+	run->remaining -= run->bytes;
+	if (pagoda_bo_in_pages(run->tbo)) {
+		pagoda_bo_run_pages(run);
+		return;
+	}
+	pagoda_vram_cursor_next(&run->cur);
+	run->paddr = PAGODA_PADDR(PAGODA_PADDR_SEG(run->paddr), run->cur.seg_offset);
+	run->bytes = run->cur.size;
 }
 
 /**

@@ -13,6 +13,8 @@
 
 #include <pagoda/pagoda_hw.h>
 
+#include "pagoda_vram_mgr.h"
+
 /**
  * struct pagoda_bo - one allocation of the model
  * @tbo: the TTM buffer object; its GEM object is the user's handle
@@ -30,6 +32,8 @@
  * @segment: the segment it is in, written with the reservation held by
  *	each move, read without it (READ_ONCE) for fdinfo
  * @link: in &pagoda_device.bo_list, under &pagoda_device.bo_list_lock
+ * @gpuva_lock: protects the GEM object's list of address-space links
+ *	(drm_gem_gpuva_set_lock()); innermost, see pagoda_vm.c
  * @host_aperture_slots: while in hidden VRAM, the host aperture slot
  *	showing each page the CPU touched (page index, in segment pages, to
  *	xa_mk_value(slot)); under &pagoda_host_aperture.lock
@@ -43,6 +47,7 @@ struct pagoda_bo {
 	bool discarded;
 	u32 segment;
 	struct list_head link;
+	struct mutex gpuva_lock; /* see @gpuva_lock above */
 	struct xarray host_aperture_slots;
 	u32 flags;
 	u32 segments;
@@ -66,6 +71,25 @@ struct pagoda_tt {
 	bool mapped;
 };
 
+/**
+ * struct pagoda_bo_run - walk an allocation's memory in physically
+ *	contiguous runs, as the device addresses them
+ * @paddr: PAGODA_PADDR() of the current run
+ * @bytes: its length; 0 once the walk is over
+ *
+ * Initialised by pagoda_bo_run_first(), advanced by pagoda_bo_run_next(),
+ * with the allocation reserved and its pages mapped for the device.
+ */
+struct pagoda_bo_run {
+	u64 paddr;
+	u64 bytes;
+	/* private: */
+	struct ttm_buffer_object *tbo;
+	u64 offset;
+	u64 remaining;
+	struct pagoda_vram_cursor cur;
+};
+
 static inline struct pagoda_bo *to_pagoda_bo(struct ttm_buffer_object *tbo)
 {
 	return container_of(tbo, struct pagoda_bo, tbo);
@@ -84,6 +108,13 @@ struct ttm_resource;
 bool pagoda_ttm_bo_is_pagoda(struct ttm_buffer_object *tbo);
 void pagoda_bo_res_placement(struct ttm_resource *res, u64 *offset, u32 *contiguous);
 void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt);
+int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx);
+struct pagoda_device;
+struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments);
+void pagoda_bo_free_kernel(struct pagoda_bo *bo);
+u64 pagoda_bo_page_paddr(struct pagoda_bo *bo, u64 offset);
+void pagoda_bo_run_first(struct pagoda_bo *bo, u64 offset, u64 size, struct pagoda_bo_run *run);
+void pagoda_bo_run_next(struct pagoda_bo_run *run);
 int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_gem_madvise(struct drm_device *drm, void *data, struct drm_file *file);

@@ -87,6 +87,15 @@ static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_PAGODA_PARAM_HOST_APERTURE_SIZE:
 		args->value = params->host_aperture_size;
 		break;
+	case DRM_PAGODA_PARAM_VA_BITS:
+		args->value = params->va_bits;
+		break;
+	case DRM_PAGODA_PARAM_MMU_LEVELS:
+		args->value = params->mmu_levels;
+		break;
+	case DRM_PAGODA_PARAM_VA_START:
+		args->value = DRM_PAGODA_VA_START;
+		break;
 	default:
 		drm_dbg_driver(drm, "unknown parameter %u\n", args->param);
 		return -EINVAL;
@@ -102,6 +111,11 @@ static const struct drm_ioctl_desc pagoda_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(PAGODA_RESIDENCY, pagoda_ioctl_residency, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(PAGODA_SET_BUDGET, pagoda_ioctl_set_budget, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(PAGODA_GEM_MADVISE, pagoda_ioctl_gem_madvise, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_VM_BIND, pagoda_ioctl_vm_bind, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_CTX_CREATE, pagoda_ioctl_ctx_create, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_CTX_DESTROY, pagoda_ioctl_ctx_destroy, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_SUBMIT, pagoda_ioctl_submit, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_CTX_QUERY, pagoda_ioctl_ctx_query, DRM_RENDER_ALLOW),
 };
 
 static const struct file_operations pagoda_drm_fops = {
@@ -111,7 +125,8 @@ static const struct file_operations pagoda_drm_fops = {
 };
 
 static const struct drm_driver pagoda_drm_driver = {
-	.driver_features	= DRIVER_GEM | DRIVER_RENDER,
+	.driver_features	= DRIVER_GEM | DRIVER_RENDER | DRIVER_GEM_GPUVA |
+				  DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
 	.gem_prime_import	= drm_gem_prime_import,
 	.show_fdinfo		= pagoda_show_fdinfo,
 	.open			= pagoda_file_open,
@@ -128,6 +143,7 @@ static const struct drm_driver pagoda_drm_driver = {
 static void pagoda_read_params(struct pagoda_device *pgdev, struct pci_dev *pdev)
 {
 	struct pagoda_params *params = &pgdev->params;
+	u32 l;
 
 	params->chip_id = pagoda_read(pgdev, PAGODA_REG_ID);
 	params->revision = pagoda_read(pgdev, PAGODA_REG_REVISION);
@@ -143,6 +159,14 @@ static void pagoda_read_params(struct pagoda_device *pgdev, struct pci_dev *pdev
 	params->host_aperture_page_size = pagoda_read(pgdev, PAGODA_REG_HOST_APERTURE_PAGE_SIZE);
 	params->host_aperture_size = (u64)params->host_aperture_pages *
 				     params->host_aperture_page_size;
+	params->mmu_levels = pagoda_read(pgdev, PAGODA_REG_MMU_LEVELS);
+	params->va_bits = pagoda_read(pgdev, PAGODA_REG_MMU_VA_BITS);
+	params->pt_segments = DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_SYSTEM) |
+			      DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM) |
+			      DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM_HIDDEN);
+	for (l = 0; l < params->mmu_levels && l < PAGODA_MMU_MAX_LEVELS; l++)
+		params->pt_segments &= pagoda_read(pgdev, PAGODA_REG_MMU_LEVEL(l) +
+						   PAGODA_MMU_LEVEL_SEGMENTS);
 }
 
 /* How long remove and reset wait for queued engine work. */
@@ -217,6 +241,7 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	init_rwsem(&pgdev->reset_lock);
 	spin_lock_init(&pgdev->ctx_lock);
+	spin_lock_init(&pgdev->fault_lock);
 	ret = drmm_mutex_init(&pgdev->drm, &pgdev->bo_list_lock);
 	if (ret)
 		return ret;
@@ -235,6 +260,13 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	}
 
 	pagoda_read_params(pgdev, pdev);
+	if (pgdev->params.mmu_levels < 2 || pgdev->params.mmu_levels > PAGODA_MMU_MAX_LEVELS ||
+	    pgdev->params.num_contexts != PAGODA_NUM_CONTEXTS || !pgdev->params.pt_segments) {
+		dev_err(dev, "unexpected MMU: %u levels, %u contexts, table segments 0x%x\n",
+			pgdev->params.mmu_levels, pgdev->params.num_contexts,
+			pgdev->params.pt_segments);
+		return -ENODEV;
+	}
 
 	/* Segment 1 is reached by the CPU through BAR2 only. */
 	pgdev->vram = &pdev->resource[PAGODA_BAR_VRAM];
@@ -258,6 +290,9 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = pagoda_engines_init(pgdev);
 	if (ret)
 		goto err_irq_fini;
+	ret = pagoda_sched_init(pgdev);
+	if (ret)
+		goto err_engines;
 	ret = pagoda_ttm_init(pgdev);
 	if (ret)
 		goto err_engines;

@@ -19,12 +19,14 @@
 #include <linux/types.h>
 
 #include <drm/drm_device.h>
+#include <drm/gpu_scheduler.h>
 #include <drm/ttm/ttm_device.h>
 
 #include <pagoda/pagoda_hw.h>
 
 #include "pagoda_bo.h"
 #include "pagoda_engine.h"
+#include "pagoda_vm.h"
 #include "pagoda_vram_mgr.h"
 
 /* Allocations live in segments 0 .. PAGODA_BO_NUM_SEGMENTS - 1 (not the aperture). */
@@ -38,6 +40,8 @@ struct pci_error_handlers;
 
 /**
  * struct pagoda_params - device description read once at probe
+ * @pt_segments: DRM_PAGODA_SEGMENT_MASK()s where tables of every level
+ *	may live (PAGODA_MMU_LEVEL_SEGMENTS), among those allocations use
  *
  * What DRM_IOCTL_PAGODA_GET_PARAM reports. Captured before the DRM device
  * is registered and never written afterwards, so readers need no lock and
@@ -56,6 +60,9 @@ struct pagoda_params {
 	u32 host_aperture_pages;
 	u32 host_aperture_page_size;
 	u64 host_aperture_size;
+	u32 mmu_levels;
+	u32 va_bits;
+	u32 pt_segments;
 };
 
 /**
@@ -144,6 +151,19 @@ struct pagoda_irq {
 	int irq;
 };
 
+/* Fault records kept for debugfs. */
+#define PAGODA_FAULT_LOG	16
+
+/**
+ * struct pagoda_fault_entry - a fault record as debugfs shows it
+ * @fault: the record
+ * @context: its context
+ */
+struct pagoda_fault_entry {
+	struct pagoda_fault fault;
+	u32 context;
+};
+
 /**
  * struct pagoda_device - one Pagoda GPU
  * @drm: the DRM device; its parent is the PCI device
@@ -176,6 +196,14 @@ struct pagoda_irq {
  * @bo_list_lock: protects @bo_list; taken alone (debugfs takes BO
  *	reservations under it with trylock only)
  * @bo_list: every allocation of the device, for debugfs
+ * @render_sched: the render engine's scheduler (pagoda_sched.c)
+ * @slot_lock: protects @slots and every space's &pagoda_vm.slot; taken in
+ *	interrupt context (fence callbacks, faults), outside @ctx_lock
+ * @slots: the device's contexts as lent to address spaces; 0 is the kernel's
+ * @fault_lock: serialises draining the fault queue (fault and engine
+ *	vectors) and protects @fault_log and @fault_count
+ * @fault_log: the last PAGODA_FAULT_LOG fault records, for debugfs
+ * @fault_count: records seen since probe
  *
  * Locking: there is no lock yet because nothing is written concurrently.
  * Everything above is written in probe before drm_dev_register() or in
@@ -205,6 +233,12 @@ struct pagoda_device {
 	spinlock_t ctx_lock; /* see @ctx_lock above */
 	struct mutex bo_list_lock; /* protects @bo_list */
 	struct list_head bo_list;
+	struct drm_gpu_scheduler render_sched;
+	spinlock_t slot_lock; /* see @slot_lock above */
+	struct pagoda_slot slots[PAGODA_NUM_CONTEXTS];
+	spinlock_t fault_lock; /* see @fault_lock above */
+	struct pagoda_fault_entry fault_log[PAGODA_FAULT_LOG];
+	u64 fault_count;
 };
 
 static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)
@@ -263,12 +297,17 @@ void pagoda_host_aperture_stats(struct pagoda_device *pgdev, u64 *maps, u64 *reu
  *	resident (pinned), with counts
  * @resident_bytes: their total size
  * @budget: bytes the file may keep resident, 0 for no limit
+ * @vm: its GPU address space, from open to close
+ * @contexts: its GPU contexts (struct pagoda_gpu_ctx) by id; the xarray's
+ *	own lock protects it
  */
 struct pagoda_file {
 	struct mutex lock; /* see @lock above */
 	struct list_head resident;
 	u64 resident_bytes;
 	u64 budget;
+	struct pagoda_vm *vm;
+	struct xarray contexts;
 };
 
 int pagoda_file_open(struct drm_device *drm, struct drm_file *file);

@@ -2,13 +2,16 @@
 /*
  * DOC: Pagoda engines and kernel jobs
  *
- * The driver owns the ring of each engine. A ring is PAGODA_ENGINE_SLOTS
- * entries in coherent system memory, and each entry has its own job buffer
- * of PAGODA_JOB_BUF_SIZE bytes next to it: a kernel job is one ring entry
- * whose buffer holds its commands and, from the end of the buffer, the page
- * lists its commands name. Work that does not fit one buffer is split by
- * its builder into several jobs; they retire in order, so the fence of the
- * last one covers all of them.
+ * The driver owns the ring of each engine: PAGODA_RING_ENTRIES entries in
+ * coherent system memory, beside PAGODA_ENGINE_SLOTS job buffers of
+ * PAGODA_JOB_BUF_SIZE bytes. A kernel job is one ring entry whose buffer
+ * holds its commands and, from the end of the buffer, the page lists its
+ * commands name. Work that does not fit one buffer is split by its builder
+ * into several jobs; they retire in order, so the fence of the last one
+ * covers all of them. A job that runs a user's command buffer through an
+ * address space takes two entries: the virtual entry naming that buffer,
+ * then the physical entry of its own buffer, in the same context
+ * (pagoda_job_set_virtual()).
  *
  * Every entry asks for an interrupt and carries the job's fence seqno as
  * its fence value. The engine's interrupt reads PAGODA_ENG_FENCE and
@@ -27,6 +30,12 @@
  * Before a reset or an unplug the driver stops the engine: no new job
  * starts, and jobs the device will never retire are signalled with an
  * error. After a reset pagoda_engine_start() programs the ring again.
+ *
+ * A virtual entry carries the fence value of the job before, so that
+ * ENG_FENCE reaches the job's seqno only when its own entry retires, and
+ * a fault in the virtual buffer halts the context, which makes the engine
+ * skip the job's own entry: its marker stays unwritten and its fence
+ * gets &pagoda_job.incomplete_error.
  */
 
 #include <linux/dma-mapping.h>
@@ -97,7 +106,7 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 	engine->fence_context = dma_fence_context_alloc(1);
 	engine->next_seqno = 1;
 
-	engine->ring = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * PAGODA_RING_ENTRY_SIZE,
+	engine->ring = dmam_alloc_coherent(dev, PAGODA_RING_ENTRIES * PAGODA_RING_ENTRY_SIZE,
 					   &engine->ring_dma, GFP_KERNEL);
 	engine->bufs = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * PAGODA_JOB_BUF_SIZE,
 					   &engine->bufs_dma, GFP_KERNEL);
@@ -125,7 +134,7 @@ void pagoda_engine_start(struct pagoda_engine *engine)
 		     lower_32_bits(engine->ring_dma));
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_HI),
 		     upper_32_bits(engine->ring_dma));
-	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), PAGODA_ENGINE_SLOTS);
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), PAGODA_RING_ENTRIES);
 	engine->tail = 0;
 	engine->running = true;
 	mutex_unlock(&engine->submit_lock);
@@ -180,6 +189,11 @@ void pagoda_engine_fini(struct pagoda_engine *engine)
 			dma_fence_put(&engine->slot_job[i]->fence);
 		engine->slot_job[i] = NULL;
 	}
+	for (i = 0; i < PAGODA_RING_ENTRIES; i++) {
+		if (engine->entry_job[i])
+			dma_fence_put(&engine->entry_job[i]->fence);
+		engine->entry_job[i] = NULL;
+	}
 	mutex_destroy(&engine->submit_lock);
 }
 
@@ -216,9 +230,12 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
 		if (job->fence.seqno > retired)
 			break;
 		if (le64_to_cpu(READ_ONCE(engine->markers[job->slot])) != job->fence.seqno) {
-			drm_err_ratelimited(&engine->pgdev->drm, "%s engine: job %llu did not complete\n",
-					    engine->name, job->fence.seqno);
-			dma_fence_set_error(&job->fence, -EIO);
+			/* a user's job that faulted is no driver error */
+			if (!job->owner)
+				drm_err_ratelimited(&engine->pgdev->drm,
+						    "%s engine: job %llu did not complete\n",
+						    engine->name, job->fence.seqno);
+			dma_fence_set_error(&job->fence, job->incomplete_error);
 		} else if (job->prev && job->prev->error) {
 			/* jobs retire in order: the one before has signalled */
 			dma_fence_set_error(&job->fence, job->prev->error);
@@ -286,7 +303,7 @@ int pagoda_engine_idle(struct pagoda_engine *engine, long timeout)
 	long ret;
 
 	mutex_lock(&engine->submit_lock);
-	job = engine->slot_job[(engine->tail + PAGODA_ENGINE_SLOTS - 1) % PAGODA_ENGINE_SLOTS];
+	job = engine->entry_job[(engine->tail + PAGODA_RING_ENTRIES - 1) % PAGODA_RING_ENTRIES];
 	if (job)
 		last = dma_fence_get(&job->fence);
 	mutex_unlock(&engine->submit_lock);
@@ -297,15 +314,10 @@ int pagoda_engine_idle(struct pagoda_engine *engine, long timeout)
 	return ret > 0 ? 0 : -ETIMEDOUT;
 }
 
-/*
- * Make the slot at the tail usable: the job that last used the slot after
- * it must have retired (in-order retirement then frees the tail's slot
- * too, and one entry stays free).
- */
-static int pagoda_engine_wait_slot(struct pagoda_engine *engine)
+/* Wait until the job in @*owner retired, then drop it. */
+static int pagoda_engine_wait_owner(struct pagoda_engine *engine, struct pagoda_job **owner)
 {
-	unsigned int next = (engine->tail + 1) % PAGODA_ENGINE_SLOTS;
-	struct pagoda_job *old = engine->slot_job[next];
+	struct pagoda_job *old = *owner;
 	long ret;
 
 	if (!old)
@@ -317,8 +329,24 @@ static int pagoda_engine_wait_slot(struct pagoda_engine *engine)
 		return -ETIMEDOUT;
 	}
 	dma_fence_put(&old->fence);
-	engine->slot_job[next] = NULL;
+	*owner = NULL;
 	return 0;
+}
+
+/*
+ * Make the next buffer and the two ring entries at the tail usable: the
+ * job that last used the entry after them must have retired (in-order
+ * retirement then frees those two, and one entry stays free).
+ */
+static int pagoda_engine_wait_slot(struct pagoda_engine *engine)
+{
+	unsigned int spare = (engine->tail + 2) % PAGODA_RING_ENTRIES;
+	int ret;
+
+	ret = pagoda_engine_wait_owner(engine, &engine->slot_job[engine->next_slot]);
+	if (!ret)
+		ret = pagoda_engine_wait_owner(engine, &engine->entry_job[spare]);
+	return ret;
 }
 
 /**
@@ -348,10 +376,34 @@ struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine)
 		return ERR_PTR(ret);
 	}
 	job->engine = engine;
-	job->slot = engine->tail;
+	job->slot = engine->next_slot;
+	job->entry = engine->tail;
+	job->nr_entries = 1;
+	job->context = PAGODA_KERNEL_CONTEXT;
+	job->incomplete_error = -EIO;
 	job->cmds = engine->bufs + (size_t)job->slot * PAGODA_JOB_BUF_SIZE;
 	INIT_LIST_HEAD(&job->link);
 	return job;
+}
+
+/**
+ * pagoda_job_set_virtual - run a buffer of an address space first
+ * @job: job being built, with no commands of its own yet
+ * @context: GPU context whose address space holds the buffer
+ * @va: the buffer's VA
+ * @length: its bytes
+ *
+ * The job becomes two ring entries in @context: the virtual one, then its
+ * own buffer (which only writes the marker). A fault in the virtual buffer
+ * fails the job with -EFAULT.
+ */
+void pagoda_job_set_virtual(struct pagoda_job *job, u16 context, u64 va, u32 length)
+{
+	job->nr_entries = 2;
+	job->context = context;
+	job->virt_addr = va;
+	job->virt_length = length;
+	job->incomplete_error = -EFAULT;
 }
 
 /**
@@ -408,17 +460,42 @@ static void pagoda_job_write_marker(struct pagoda_job *job)
 	job->cmd_bytes += PAGODA_JOB_MARKER_BYTES;
 }
 
+static void pagoda_ring_write_entry(struct pagoda_engine *engine, unsigned int index, u64 addr,
+				    u32 length, u16 context, u16 flags, u64 fence)
+{
+	u8 *entry = (u8 *)engine->ring + index * PAGODA_RING_ENTRY_SIZE;
+
+	*(__le64 *)(entry + PAGODA_RING_ADDR) = cpu_to_le64(addr);
+	*(__le32 *)(entry + PAGODA_RING_LENGTH) = cpu_to_le32(length);
+	*(__le16 *)(entry + PAGODA_RING_CONTEXT) = cpu_to_le16(context);
+	*(__le16 *)(entry + PAGODA_RING_FLAGS) = cpu_to_le16(flags);
+	*(__le64 *)(entry + PAGODA_RING_FENCE) = cpu_to_le64(fence);
+	*(__le64 *)(entry + PAGODA_RING_RESERVED) = 0;
+}
+
+/* The job's entries; the engine's tail moves past them. */
 static void pagoda_ring_write(struct pagoda_engine *engine, struct pagoda_job *job)
 {
-	u8 *entry = (u8 *)engine->ring + job->slot * PAGODA_RING_ENTRY_SIZE;
 	u64 buf = engine->bufs_dma + (u64)job->slot * PAGODA_JOB_BUF_SIZE;
+	unsigned int i;
 
-	*(__le64 *)(entry + PAGODA_RING_ADDR) = cpu_to_le64(buf);
-	*(__le32 *)(entry + PAGODA_RING_LENGTH) = cpu_to_le32(job->cmd_bytes);
-	*(__le16 *)(entry + PAGODA_RING_CONTEXT) = cpu_to_le16(PAGODA_KERNEL_CONTEXT);
-	*(__le16 *)(entry + PAGODA_RING_FLAGS) = cpu_to_le16(PAGODA_RING_FLAG_INTERRUPT);
-	*(__le64 *)(entry + PAGODA_RING_FENCE) = cpu_to_le64(job->fence.seqno);
-	*(__le64 *)(entry + PAGODA_RING_RESERVED) = 0;
+	if (job->nr_entries == 2)
+		pagoda_ring_write_entry(engine, job->entry, job->virt_addr, job->virt_length,
+					job->context, PAGODA_RING_FLAG_VIRTUAL,
+					job->fence.seqno - 1);
+	pagoda_ring_write_entry(engine, (job->entry + job->nr_entries - 1) % PAGODA_RING_ENTRIES,
+				buf, job->cmd_bytes, job->context, PAGODA_RING_FLAG_INTERRUPT,
+				job->fence.seqno);
+	for (i = 0; i < job->nr_entries; i++) {
+		unsigned int e = (job->entry + i) % PAGODA_RING_ENTRIES;
+
+		/* retired: pagoda_engine_wait_slot() waited for a later one */
+		if (engine->entry_job[e])
+			dma_fence_put(&engine->entry_job[e]->fence);
+		engine->entry_job[e] = job;
+		dma_fence_get(&job->fence);
+	}
+	engine->tail = (job->entry + job->nr_entries) % PAGODA_RING_ENTRIES;
 }
 
 /**
@@ -435,7 +512,7 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	struct pagoda_device *pgdev = engine->pgdev;
 	unsigned long flags;
 
-	WARN_ON(!job->cmd_bytes);
+	WARN_ON(!job->cmd_bytes && job->nr_entries == 1);
 	dma_fence_init(&job->fence, &pagoda_fence_ops, &engine->fence_lock,
 		       engine->fence_context, engine->next_seqno++);
 	pagoda_job_write_marker(job);
@@ -447,8 +524,8 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
 	engine->slot_job[job->slot] = job;
 	dma_fence_get(&job->fence);	/* one for the slot, one for the caller */
+	engine->next_slot = (engine->next_slot + 1) % PAGODA_ENGINE_SLOTS;
 
-	engine->tail = (engine->tail + 1) % PAGODA_ENGINE_SLOTS;
 	/* writel() orders the ring and buffer writes before the doorbell */
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_TAIL), engine->tail);
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_DOORBELL), 1);

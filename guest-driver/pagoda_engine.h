@@ -14,8 +14,10 @@
 
 struct pagoda_device;
 
-/* Ring entries per engine; one job buffer per entry. */
+/* Job buffers per engine. */
 #define PAGODA_ENGINE_SLOTS		64
+/* Ring entries per engine: a job takes one, or two with a virtual entry. */
+#define PAGODA_RING_ENTRIES		(2 * PAGODA_ENGINE_SLOTS)
 /* Bytes of one job buffer. */
 #define PAGODA_JOB_BUF_SIZE		SZ_16K
 /* Bytes the driver ends every job with: a SIGNAL_FENCE to the slot's marker. */
@@ -31,7 +33,16 @@ struct pagoda_device;
  *	when the engine lost the entry (reset, unplug)
  * @link: in &pagoda_engine.pending while not signalled
  * @engine: the engine it runs on
- * @slot: its ring entry and buffer
+ * @slot: its buffer (and marker)
+ * @entry: its first ring entry
+ * @nr_entries: ring entries it takes: 1, or 2 when it runs a virtual
+ *	buffer before its own (pagoda_job_set_virtual())
+ * @context: GPU context of its ring entries
+ * @virt_addr: with 2 entries: VA of the virtual buffer run first
+ * @virt_length: its bytes
+ * @incomplete_error: error of the fence when the job retired without its
+ *	marker written: -EIO for kernel work, which should not fail
+ * @owner: for a user's job, its GPU context (struct pagoda_gpu_ctx)
  * @cmds: CPU address of the buffer; commands grow from its start
  * @cmd_bytes: bytes of commands written
  * @list_bytes: bytes of page lists, taken from the end of the buffer
@@ -48,6 +59,13 @@ struct pagoda_job {
 	struct list_head link;
 	struct pagoda_engine *engine;
 	unsigned int slot;
+	unsigned int entry;
+	unsigned int nr_entries;
+	u16 context;
+	u64 virt_addr;
+	u32 virt_length;
+	int incomplete_error;
+	void *owner;
 	u8 *cmds;
 	u32 cmd_bytes;
 	u32 list_bytes;
@@ -59,7 +77,7 @@ struct pagoda_job {
  * @pgdev: the device
  * @id: PAGODA_ENGINE_PAGING or PAGODA_ENGINE_RENDER
  * @name: for fences and messages
- * @ring: the ring (PAGODA_ENGINE_SLOTS entries) in coherent system memory
+ * @ring: the ring (PAGODA_RING_ENTRIES entries) in coherent system memory
  * @ring_dma: its bus address (the device's segment 0 address)
  * @bufs: PAGODA_ENGINE_SLOTS job buffers of PAGODA_JOB_BUF_SIZE bytes
  * @bufs_dma: their bus address
@@ -71,12 +89,14 @@ struct pagoda_job {
  * @fence_context: dma_fence context of the engine's jobs
  * @submit_lock: serialises submitters: taken by pagoda_job_begin(), released
  *	by pagoda_job_submit() or pagoda_job_abort(). Protects @tail,
- *	@next_seqno, @slot_job and the ring memory. May sleep (waiting for a
- *	free slot); never taken in interrupt context.
+ *	@next_slot, @next_seqno, @slot_job, @entry_job and the ring memory.
+ *	May sleep (waiting for a free slot); never taken in interrupt context.
  * @tail: next ring entry to fill
+ * @next_slot: job buffer of the next job
  * @next_seqno: fence of the next job
- * @slot_job: the job last submitted in each slot (a reference), so that a
- *	slot is reused only after its job retired
+ * @slot_job: the job last submitted with each buffer (a reference), so
+ *	that a buffer is reused only after its job retired
+ * @entry_job: likewise for each ring entry
  * @fence_lock: the lock of every fence of the engine; also protects
  *	@pending. Taken in the engine's interrupt handler.
  * @pending: submitted jobs whose fence is not signalled, oldest first
@@ -96,8 +116,10 @@ struct pagoda_engine {
 
 	struct mutex submit_lock; /* see @submit_lock above */
 	u32 tail;
+	u32 next_slot;
 	u64 next_seqno;
 	struct pagoda_job *slot_job[PAGODA_ENGINE_SLOTS];
+	struct pagoda_job *entry_job[PAGODA_RING_ENTRIES];
 
 	spinlock_t fence_lock; /* see @fence_lock above */
 	struct list_head pending;
@@ -115,6 +137,7 @@ void pagoda_engine_fault(struct pagoda_engine *engine, u32 context);
 bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context);
 
 struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine);
+void pagoda_job_set_virtual(struct pagoda_job *job, u16 context, u64 va, u32 length);
 void *pagoda_job_reserve(struct pagoda_job *job, u32 bytes);
 void *pagoda_job_reserve_list(struct pagoda_job *job, u32 bytes, u64 *bus_addr);
 struct dma_fence *pagoda_job_submit(struct pagoda_job *job);

@@ -20,6 +20,7 @@
 #include <drm/drm_print.h>
 
 #include "pagoda_drv.h"
+#include "pagoda_vm.h"
 
 struct pagoda_irq_source {
 	const char *name;
@@ -44,36 +45,73 @@ static const struct pagoda_irq_source pagoda_single_source = {
 	"pagoda", PAGODA_INT_ALL
 };
 
+/* Keep @fault in the device's log of recent records; fault lock held. */
+static void pagoda_fault_log(struct pagoda_device *pgdev, u32 context,
+			     const struct pagoda_fault *fault)
+{
+	struct pagoda_fault_entry *entry = &pgdev->fault_log[pgdev->fault_count % PAGODA_FAULT_LOG];
+
+	entry->fault = *fault;
+	entry->context = context;
+	pgdev->fault_count++;
+}
+
+/* Read the oldest fault record and hand it to whom it concerns, then pop it. */
+static void pagoda_fault_handle_one(struct pagoda_device *pgdev)
+{
+	struct pagoda_fault fault;
+	u32 context, flags;
+	u64 fence;
+
+	context = pagoda_read(pgdev, PAGODA_REG_FAULT_CONTEXT);
+	fault.engine = pagoda_read(pgdev, PAGODA_REG_FAULT_ENGINE);
+	fault.va = (u64)pagoda_read(pgdev, PAGODA_REG_FAULT_VA_HI) << 32 |
+		   pagoda_read(pgdev, PAGODA_REG_FAULT_VA_LO);
+	fault.level = pagoda_read(pgdev, PAGODA_REG_FAULT_LEVEL);
+	fault.access = pagoda_read(pgdev, PAGODA_REG_FAULT_ACCESS);
+	fault.code = pagoda_read(pgdev, PAGODA_REG_FAULT_CODE);
+	fence = (u64)pagoda_read(pgdev, PAGODA_REG_FAULT_FENCE_HI) << 32 |
+		pagoda_read(pgdev, PAGODA_REG_FAULT_FENCE_LO);
+	flags = pagoda_read(pgdev, PAGODA_REG_FAULT_FLAGS);
+	drm_err_ratelimited(&pgdev->drm,
+			    "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
+			    fault.code, context, fault.engine, fault.va, fault.access, fault.level,
+			    flags);
+	pagoda_fault_log(pgdev, context, &fault);
+	pagoda_write(pgdev, PAGODA_REG_FAULT_POP, 1);
+	if (fault.engine >= PAGODA_NUM_ENGINES || context >= pgdev->params.num_contexts)
+		return;
+	if (context == PAGODA_KERNEL_CONTEXT)
+		pagoda_engine_fault(&pgdev->engine[fault.engine], context);
+	else
+		pagoda_sched_fault(pgdev, context, fence, &fault);
+}
+
+/*
+ * Handle every queued fault record. Called by the fault vector, and by the
+ * engine vectors before they signal jobs: the device queues a record before
+ * it retires the faulting entry, so a job found incomplete has its record
+ * handled first.
+ */
 static void pagoda_fault_drain(struct pagoda_device *pgdev)
 {
 	unsigned int budget = 2 * PAGODA_FAULT_QUEUE_DEPTH;
+	unsigned long flags;
 
+	spin_lock_irqsave(&pgdev->fault_lock, flags);
 	/*
 	 * Drain until empty: the fault vector only fires again once the queue
 	 * has been empty, so a record left behind would never be reported.
 	 * The budget keeps a misbehaving device from holding the CPU here.
 	 */
 	while (pagoda_read(pgdev, PAGODA_REG_FAULT_COUNT)) {
-		u32 context, engine;
-
 		if (!budget--) {
 			drm_err_ratelimited(&pgdev->drm, "fault queue does not drain\n");
-			return;
+			break;
 		}
-		context = pagoda_read(pgdev, PAGODA_REG_FAULT_CONTEXT);
-		engine = pagoda_read(pgdev, PAGODA_REG_FAULT_ENGINE);
-		drm_err_ratelimited(&pgdev->drm,
-				    "GPU fault: code %u context %u engine %u va 0x%08x%08x access %u level %u flags 0x%x\n",
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_CODE), context, engine,
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_VA_HI),
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_VA_LO),
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_ACCESS),
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_LEVEL),
-				    pagoda_read(pgdev, PAGODA_REG_FAULT_FLAGS));
-		pagoda_write(pgdev, PAGODA_REG_FAULT_POP, 1);
-		if (engine < PAGODA_NUM_ENGINES)
-			pagoda_engine_fault(&pgdev->engine[engine], context);
+		pagoda_fault_handle_one(pgdev);
 	}
+	spin_unlock_irqrestore(&pgdev->fault_lock, flags);
 }
 
 static irqreturn_t pagoda_irq_handler(int irq, void *arg)
@@ -101,6 +139,8 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 	 * set while records remain: drain, then ack.
 	 */
 	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, status & ~PAGODA_INT_FAULT);
+	if (status & ~PAGODA_INT_FAULT)
+		pagoda_fault_drain(pgdev);
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
 		if (status & PAGODA_INT_ENGINE(e))
 			pagoda_engine_retire(&pgdev->engine[e]);

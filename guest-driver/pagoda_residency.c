@@ -65,26 +65,16 @@ unsigned int pagoda_residency_count(struct pagoda_file *pfile, struct pagoda_bo 
 	return count;
 }
 
-/*
- * Validate @bo into its preferred segment, evicting others if needed, or
- * failing that into any of its placements, and pin it. (TTM's validate
- * with all placements would leave an allocation in a fallback segment it
- * is already in rather than evict for the preferred one.)
- */
+/* Place @bo where the GPU reaches it (pagoda_bo_place()) and pin it there. */
 static int pin_resident(struct pagoda_bo *bo)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
-	struct ttm_placement preferred = { .num_placement = 1, .placement = &bo->places[0] };
 	int ret;
 
 	ret = ttm_bo_reserve(&bo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
-	ret = ttm_bo_validate(&bo->tbo, &preferred, &ctx);
-	if (ret == -ENOSPC || ret == -ENOMEM || ret == -EBUSY)
-		ret = ttm_bo_validate(&bo->tbo, &bo->placement, &ctx);
-	if (!ret && bo->tbo.ttm && !ttm_tt_is_populated(bo->tbo.ttm))
-		ret = ttm_tt_populate(bo->tbo.bdev, bo->tbo.ttm, &ctx);
+	ret = pagoda_bo_place(bo, &ctx);
 	if (!ret)
 		ttm_bo_pin(&bo->tbo);
 	ttm_bo_unreserve(&bo->tbo);
@@ -285,16 +275,27 @@ int pagoda_ioctl_set_budget(struct drm_device *drm, void *data, struct drm_file 
  * @drm: the DRM device
  * @file: the new file
  *
+ * Gives the file its GPU address space.
+ *
  * Return: 0 or -ENOMEM.
  */
 int pagoda_file_open(struct drm_device *drm, struct drm_file *file)
 {
-	struct pagoda_file *pfile = kzalloc(sizeof(*pfile), GFP_KERNEL);
+	struct pagoda_file *pfile;
 
+	pfile = kzalloc(sizeof(*pfile), GFP_KERNEL);
 	if (!pfile)
 		return -ENOMEM;
+	pfile->vm = pagoda_vm_create(to_pagoda_device(drm));
+	if (IS_ERR(pfile->vm)) {
+		int ret = PTR_ERR(pfile->vm);
+
+		kfree(pfile);
+		return ret;
+	}
 	mutex_init(&pfile->lock);
 	INIT_LIST_HEAD(&pfile->resident);
+	xa_init_flags(&pfile->contexts, XA_FLAGS_ALLOC1);
 	file->driver_priv = pfile;
 	return 0;
 }
@@ -303,11 +304,15 @@ int pagoda_file_open(struct drm_device *drm, struct drm_file *file)
  * pagoda_file_postclose - free per-file state
  * @drm: the DRM device
  * @file: the file, whose handles are all gone (each released its residency)
+ *
+ * Its contexts go, then, once its jobs are done, its address space.
  */
 void pagoda_file_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct pagoda_file *pfile = file->driver_priv;
 
+	pagoda_file_close_contexts(file);
+	pagoda_vm_destroy(pfile->vm);
 	WARN_ON(!list_empty(&pfile->resident));
 	mutex_destroy(&pfile->lock);
 	kfree(pfile);

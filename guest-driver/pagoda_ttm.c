@@ -454,9 +454,40 @@ static int pagoda_bo_discard(struct ttm_buffer_object *bo, struct ttm_operation_
 	trace_pagoda_bo_move(bo, pagoda_mem_type_segment(old_type),
 			     pagoda_mem_type_segment(new_mem->mem_type), 0, true, false);
 	pagoda_segment_count_discard(pgdev, old_type);
+	pagoda_vm_bo_moved(to_pagoda_bo(bo));
 	ttm_bo_move_null(bo, new_mem);
 	to_pagoda_bo(bo)->discarded = true;
 	WRITE_ONCE(to_pagoda_bo(bo)->segment, pagoda_mem_type_segment(new_mem->mem_type));
+	return 0;
+}
+
+/*
+ * Wait for the work of other engines than the paging engine (whose jobs
+ * run in order, so later paging work needs no wait): the render jobs using
+ * the allocation.
+ */
+static int pagoda_bo_wait_jobs(struct ttm_buffer_object *bo, struct ttm_operation_ctx *ctx)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(bo->base.dev);
+	u64 paging = pgdev->engine[PAGODA_ENGINE_PAGING].fence_context;
+	struct dma_resv_iter cursor;
+	struct dma_fence *fence;
+	long ret;
+
+	dma_resv_for_each_fence(&cursor, bo->base.resv, DMA_RESV_USAGE_BOOKKEEP, fence) {
+		if (fence->context == paging)
+			continue;
+		if (ctx->no_wait_gpu) {
+			if (!dma_fence_is_signaled(fence))
+				return -EBUSY;
+			continue;
+		}
+		ret = dma_fence_wait_timeout(fence, ctx->interruptible, 15 * HZ);
+		if (ret < 0)
+			return ret;
+		if (!ret)
+			return -EBUSY;
+	}
 	return 0;
 }
 
@@ -478,6 +509,13 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	/* TTM zapped its CPU mappings: the slots showing its old place go */
 	if (old_type == PAGODA_PL_HIDDEN)
 		pagoda_host_aperture_release_bo(pgdev, to_pagoda_bo(bo));
+
+	/* GPU jobs may read and write it until they are done */
+	if (old_mem) {
+		ret = pagoda_bo_wait_jobs(bo, ctx);
+		if (ret)
+			return ret;
+	}
 
 	if (evict && mem_type_is_vram(old_type) &&
 	    to_pagoda_bo(bo)->madv == DRM_PAGODA_MADV_DONTNEED)
@@ -512,6 +550,8 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	trace_pagoda_bo_move(bo, pagoda_mem_type_segment(old_type),
 			     pagoda_mem_type_segment(new_mem->mem_type), bo->base.size, evict,
 			     !old_has_data);
+	/* its mappings are rewritten before the next job of each space */
+	pagoda_vm_bo_moved(to_pagoda_bo(bo));
 	pagoda_segment_count_move(pgdev, old_has_data ? old_type : new_mem->mem_type,
 				  evict, bo->base.size);
 	WRITE_ONCE(to_pagoda_bo(bo)->segment, pagoda_mem_type_segment(new_mem->mem_type));
@@ -579,6 +619,13 @@ static unsigned long pagoda_io_mem_pfn(struct ttm_buffer_object *bo, unsigned lo
 	return (pgdev->vram->start + offset) >> PAGE_SHIFT;
 }
 
+/* TTM swaps an allocation's system pages out: its mappings name them. */
+static void pagoda_swap_notify(struct ttm_buffer_object *bo)
+{
+	if (pagoda_ttm_bo_is_pagoda(bo))
+		pagoda_vm_bo_moved(to_pagoda_bo(bo));
+}
+
 static const struct ttm_device_funcs pagoda_ttm_funcs = {
 	.ttm_tt_create = pagoda_ttm_tt_create,
 	.ttm_tt_populate = pagoda_ttm_tt_populate,
@@ -588,6 +635,7 @@ static const struct ttm_device_funcs pagoda_ttm_funcs = {
 	.evict_flags = pagoda_evict_flags,
 	.move = pagoda_bo_move,
 	.delete_mem_notify = pagoda_delete_mem_notify,
+	.swap_notify = pagoda_swap_notify,
 	.io_mem_reserve = pagoda_io_mem_reserve,
 	.io_mem_pfn = pagoda_io_mem_pfn,
 };

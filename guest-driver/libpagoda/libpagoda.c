@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -199,4 +200,189 @@ int pagoda_bo_madvise(struct pagoda_dev *dev, uint32_t handle, uint32_t state, i
 	if (!ret && retained)
 		*retained = args.retained;
 	return ret;
+}
+
+/* Run the operations in order; the kernel writes the VAs it picks into @ops. */
+int pagoda_vm_bind(struct pagoda_dev *dev, struct drm_pagoda_vm_op *ops, uint32_t count,
+		   uint32_t out_syncobj, uint64_t out_point, uint32_t *done)
+{
+	struct drm_pagoda_vm_bind args = {
+		.ops = (uintptr_t)ops,
+		.count = count,
+		.out_sync = { .handle = out_syncobj, .point = out_point },
+	};
+	int ret = pagoda_ioctl(dev, DRM_IOCTL_PAGODA_VM_BIND, &args);
+
+	/* DRM copies the arguments back on failure too: how many ran */
+	if (done)
+		*done = args.count;
+	return ret;
+}
+
+/* One operation, with a binary out syncobj (0: none); *@va as in drm_pagoda_vm_op. */
+static int pagoda_vm_op(struct pagoda_dev *dev, struct drm_pagoda_vm_op *op, uint64_t *va,
+			uint32_t out_syncobj)
+{
+	int ret = pagoda_vm_bind(dev, op, 1, out_syncobj, 0, NULL);
+
+	if (!ret && va)
+		*va = op->va;
+	return ret;
+}
+
+/* Reserve [*@va, *@va + @size) with DRM_PAGODA_VM_FIXED, else a range the kernel picks. */
+int pagoda_vm_reserve(struct pagoda_dev *dev, uint64_t *va, uint64_t size, uint32_t flags,
+		      uint64_t min, uint64_t max)
+{
+	struct drm_pagoda_vm_op op = {
+		.op = DRM_PAGODA_VM_OP_RESERVE,
+		.flags = flags,
+		.va = flags & DRM_PAGODA_VM_FIXED ? *va : 0,
+		.size = size,
+		.min_va = min,
+		.max_va = max,
+	};
+
+	return pagoda_vm_op(dev, &op, va, 0);
+}
+
+/* Free a whole reservation and unmap what it holds. */
+int pagoda_vm_free(struct pagoda_dev *dev, uint64_t va, uint64_t size)
+{
+	struct drm_pagoda_vm_op op = {
+		.op = DRM_PAGODA_VM_OP_FREE,
+		.va = va,
+		.size = size,
+	};
+
+	return pagoda_vm_op(dev, &op, NULL, 0);
+}
+
+/*
+ * Map @size bytes of allocation @handle from @offset (@handle 0 with
+ * DRM_PAGODA_VM_ZERO): at *@va inside a reservation with DRM_PAGODA_VM_FIXED,
+ * else in a new reservation the kernel picks inside [@min, @max), its base in *@va.
+ */
+int pagoda_vm_map(struct pagoda_dev *dev, uint32_t handle, uint64_t offset, uint64_t size,
+		  uint32_t flags, uint64_t *va, uint64_t min, uint64_t max, uint32_t out_syncobj)
+{
+	struct drm_pagoda_vm_op op = {
+		.op = DRM_PAGODA_VM_OP_MAP,
+		.flags = flags,
+		.handle = handle,
+		.va = flags & DRM_PAGODA_VM_FIXED ? *va : 0,
+		.size = size,
+		.offset = offset,
+		.min_va = min,
+		.max_va = max,
+	};
+
+	return pagoda_vm_op(dev, &op, va, out_syncobj);
+}
+
+int pagoda_vm_unmap(struct pagoda_dev *dev, uint64_t va, uint64_t size, uint32_t out_syncobj)
+{
+	struct drm_pagoda_vm_op op = {
+		.op = DRM_PAGODA_VM_OP_UNMAP,
+		.va = va,
+		.size = size,
+	};
+
+	return pagoda_vm_op(dev, &op, NULL, out_syncobj);
+}
+
+int pagoda_ctx_create(struct pagoda_dev *dev, uint32_t priority, uint32_t *ctx_id)
+{
+	struct drm_pagoda_ctx_create args = { .priority = priority };
+	int ret = pagoda_ioctl(dev, DRM_IOCTL_PAGODA_CTX_CREATE, &args);
+
+	if (!ret)
+		*ctx_id = args.ctx_id;
+	return ret;
+}
+
+/* The context's queued jobs still run. */
+int pagoda_ctx_destroy(struct pagoda_dev *dev, uint32_t ctx_id)
+{
+	struct drm_pagoda_ctx_destroy args = { .ctx_id = ctx_id };
+
+	return pagoda_ioctl(dev, DRM_IOCTL_PAGODA_CTX_DESTROY, &args);
+}
+
+int pagoda_ctx_query(struct pagoda_dev *dev, uint32_t ctx_id, struct drm_pagoda_ctx_query *out)
+{
+	struct drm_pagoda_ctx_query args = { .ctx_id = ctx_id };
+	int ret = pagoda_ioctl(dev, DRM_IOCTL_PAGODA_CTX_QUERY, &args);
+
+	if (!ret)
+		*out = args;
+	return ret;
+}
+
+int pagoda_submit(struct pagoda_dev *dev, uint32_t ctx_id, uint64_t cmd_va, uint32_t cmd_size,
+		  const struct drm_pagoda_sync *in, uint32_t in_count,
+		  const struct drm_pagoda_sync *out, uint32_t out_count)
+{
+	struct drm_pagoda_submit args = {
+		.ctx_id = ctx_id,
+		.cmd_va = cmd_va,
+		.cmd_size = cmd_size,
+		.in_count = in_count,
+		.out_count = out_count,
+		.in_syncs = (uintptr_t)in,
+		.out_syncs = (uintptr_t)out,
+	};
+
+	return pagoda_ioctl(dev, DRM_IOCTL_PAGODA_SUBMIT, &args);
+}
+
+/*
+ * The result of a libdrm syncobj call as a negative errno. Depending on the
+ * function and libdrm's version it is drmIoctl()'s -1 (errno set), -errno
+ * or errno; -1 with errno set is -errno, and -EPERM is -1 too.
+ */
+static int libdrm_ret(int ret)
+{
+	if (ret == -1)
+		return -errno;
+	return ret > 0 ? -ret : ret;
+}
+
+int pagoda_syncobj_create(struct pagoda_dev *dev, uint32_t *handle)
+{
+	uint32_t h;
+	int ret = libdrm_ret(drmSyncobjCreate(dev->fd, 0, &h));
+
+	if (!ret)
+		*handle = h;
+	return ret;
+}
+
+/* The absolute CLOCK_MONOTONIC deadline @timeout_ns from now (negative: none). */
+static int64_t deadline_ns(int64_t timeout_ns)
+{
+	struct timespec now;
+	int64_t t;
+
+	if (timeout_ns < 0 || clock_gettime(CLOCK_MONOTONIC, &now))
+		return INT64_MAX;
+	t = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+	return timeout_ns > INT64_MAX - t ? INT64_MAX : t + timeout_ns;
+}
+
+int pagoda_syncobj_wait(struct pagoda_dev *dev, uint32_t handle, uint64_t point,
+			int64_t timeout_ns)
+{
+	int64_t deadline = deadline_ns(timeout_ns);
+	unsigned int flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
+
+	if (!point)
+		return libdrm_ret(drmSyncobjWait(dev->fd, &handle, 1, deadline, flags, NULL));
+	return libdrm_ret(drmSyncobjTimelineWait(dev->fd, &handle, &point, 1, deadline, flags,
+						 NULL));
+}
+
+void pagoda_syncobj_destroy(struct pagoda_dev *dev, uint32_t handle)
+{
+	drmSyncobjDestroy(dev->fd, handle);
 }

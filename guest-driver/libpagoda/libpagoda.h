@@ -60,4 +60,99 @@ int pagoda_evict(struct pagoda_dev *dev, const uint32_t *handles, uint32_t count
 /* DRM_IOCTL_PAGODA_GEM_MADVISE: the model's Offer (DONTNEED) and Reclaim (WILLNEED). */
 int pagoda_bo_madvise(struct pagoda_dev *dev, uint32_t handle, uint32_t state, int *retained);
 
+/*
+ * DRM_IOCTL_PAGODA_VM_BIND: @count operations (1 .. DRM_PAGODA_VM_BIND_MAX_OPS)
+ * run in order; the kernel writes the chosen VAs back into @ops. @out_syncobj
+ * (0: none) receives the fence after which the GPU sees the changes, at
+ * timeline point @out_point (0: a binary syncobj). *@done (if not NULL) is
+ * set on success and on failure too: the operations that ran, as the kernel
+ * reports them (on failure, those before the one that stopped the batch).
+ */
+int pagoda_vm_bind(struct pagoda_dev *dev, struct drm_pagoda_vm_op *ops, uint32_t count,
+		   uint32_t out_syncobj, uint64_t out_point, uint32_t *done);
+/*
+ * One-operation VM_BIND. With DRM_PAGODA_VM_FIXED in @flags, *@va is the
+ * base (and @min, @max must be 0); without it the kernel picks a range
+ * inside [@min, @max) (@max 0: no limit) and *@va receives its base. Out
+ * syncobjs are binary (0: none).
+ */
+int pagoda_vm_reserve(struct pagoda_dev *dev, uint64_t *va, uint64_t size, uint32_t flags,
+		      uint64_t min, uint64_t max);
+int pagoda_vm_free(struct pagoda_dev *dev, uint64_t va, uint64_t size);
+int pagoda_vm_map(struct pagoda_dev *dev, uint32_t handle, uint64_t offset, uint64_t size,
+		  uint32_t flags, uint64_t *va, uint64_t min, uint64_t max, uint32_t out_syncobj);
+int pagoda_vm_unmap(struct pagoda_dev *dev, uint64_t va, uint64_t size, uint32_t out_syncobj);
+
+/* GPU contexts: DRM_IOCTL_PAGODA_CTX_CREATE, _DESTROY and _QUERY. */
+int pagoda_ctx_create(struct pagoda_dev *dev, uint32_t priority, uint32_t *ctx_id);
+int pagoda_ctx_destroy(struct pagoda_dev *dev, uint32_t ctx_id);
+int pagoda_ctx_query(struct pagoda_dev *dev, uint32_t ctx_id, struct drm_pagoda_ctx_query *out);
+
+/*
+ * DRM_IOCTL_PAGODA_SUBMIT: run @cmd_size bytes of commands at GPU VA @cmd_va
+ * on the render engine in context @ctx_id, after the @in_count syncobjs of
+ * @in; the job's fence goes to the @out_count syncobjs of @out.
+ */
+int pagoda_submit(struct pagoda_dev *dev, uint32_t ctx_id, uint64_t cmd_va, uint32_t cmd_size,
+		  const struct drm_pagoda_sync *in, uint32_t in_count,
+		  const struct drm_pagoda_sync *out, uint32_t out_count);
+
+/*
+ * DRM syncobjs, on libdrm. pagoda_syncobj_wait() waits for @point of a
+ * timeline syncobj (0: a binary one), also until a fence is attached
+ * (WAIT_FOR_SUBMIT), at most @timeout_ns from now (negative: no limit; 0:
+ * just check). It fails with -ETIME when the time runs out. It does not
+ * report a fence's error (a faulted job): see pagoda_ctx_query().
+ */
+int pagoda_syncobj_create(struct pagoda_dev *dev, uint32_t *handle);
+int pagoda_syncobj_wait(struct pagoda_dev *dev, uint32_t handle, uint64_t point,
+			int64_t timeout_ns);
+void pagoda_syncobj_destroy(struct pagoda_dev *dev, uint32_t handle);
+
+/*
+ * Command buffers for the render engine (docs/hardware.md section 7),
+ * written little-endian into @mem, typically the CPU mapping of an
+ * allocation (pagoda_bo.map), which the GPU then runs at its VA.
+ *
+ * pagoda_cmd_*() append one command each. One that does not fit sets
+ * @error to -ENOSPC and writes nothing; one that cannot be encoded (a NOP
+ * of 0 or more than PAGODA_CMD_MAX_DWORDS dwords) sets -EINVAL. The error
+ * is sticky: every later command writes nothing, so a sequence of commands
+ * needs one check of @error at its end. @used_bytes is then what to submit.
+ */
+struct pagoda_cmdbuf {
+	uint32_t *cmds;
+	uint32_t size_bytes;		/* capacity, a multiple of 4 */
+	uint32_t used_bytes;
+	int error;			/* 0, or the first negative errno */
+};
+
+/* Start an empty buffer of @capacity bytes (rounded down to 4) at @mem, 4-byte aligned. */
+void pagoda_cmdbuf_init(struct pagoda_cmdbuf *cb, void *mem, uint32_t capacity);
+
+/* NOP of @dwords dwords (header included, 1 .. PAGODA_CMD_MAX_DWORDS): padding. */
+void pagoda_cmd_nop(struct pagoda_cmdbuf *cb, uint32_t dwords);
+/* SIGNAL_FENCE: write the u64 @value at @va. */
+void pagoda_cmd_signal(struct pagoda_cmdbuf *cb, uint64_t va, uint64_t value);
+/* WAIT_FENCE: wait until the u64 at @va is >= @value. */
+void pagoda_cmd_wait(struct pagoda_cmdbuf *cb, uint64_t va, uint64_t value);
+/* COPY @size bytes from @src to @dst. */
+void pagoda_cmd_copy(struct pagoda_cmdbuf *cb, uint64_t src, uint64_t dst, uint64_t size);
+/* FILL32: @size bytes at @dst with the u32 @pattern repeated (the last one cut short). */
+void pagoda_cmd_fill(struct pagoda_cmdbuf *cb, uint64_t dst, uint64_t size, uint32_t pattern);
+/*
+ * WRITE_IMM: the @count u32 @values at @dst; more than fit one command
+ * (PAGODA_CMD_MAX_DWORDS - 4) are split into several, all or none written.
+ */
+void pagoda_cmd_write_imm(struct pagoda_cmdbuf *cb, uint64_t dst, const uint32_t *values,
+			  uint32_t count);
+/* CRC32: the u32 CRC-32 (zlib's crc32()) of [@src, @src + @size) at @dst. */
+void pagoda_cmd_crc32(struct pagoda_cmdbuf *cb, uint64_t src, uint64_t size, uint64_t dst);
+/*
+ * JUMP to, or CALL, the buffer of @length bytes (4 .. 16 MiB, a multiple of
+ * 4; not checked here: the device faults BAD_COMMAND) at @target.
+ */
+void pagoda_cmd_jump(struct pagoda_cmdbuf *cb, uint64_t target, uint32_t length);
+void pagoda_cmd_call(struct pagoda_cmdbuf *cb, uint64_t target, uint32_t length);
+
 #endif /* LIBPAGODA_H */

@@ -159,6 +159,7 @@
  * CTX_ROOT_ENTRIES commits the root (ROOT_LO/HI written before it) and
  * invalidates the context's TLB entries.
  */
+#define PAGODA_NUM_CONTEXTS		64	/* PAGODA_REG_NUM_CONTEXTS reads this */
 #define PAGODA_REG_CTX_SELECT		0x0400
 #define PAGODA_REG_CTX_ROOT_LO		0x0404	/* physical address of the root table */
 #define PAGODA_REG_CTX_ROOT_HI		0x0408

@@ -25,7 +25,6 @@
 #define TYPE_PAGODA "pagoda"
 OBJECT_DECLARE_SIMPLE_TYPE(PagodaState, PAGODA)
 
-#define PAGODA_NUM_CONTEXTS 64
 #define PAGODA_PAGE_SIZE 4096ull
 
 /* ---- Memory access -------------------------------------------------- */

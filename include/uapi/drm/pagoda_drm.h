@@ -23,6 +23,11 @@ extern "C" {
 #define DRM_PAGODA_RESIDENCY		0x03
 #define DRM_PAGODA_SET_BUDGET		0x04
 #define DRM_PAGODA_GEM_MADVISE		0x05
+#define DRM_PAGODA_VM_BIND		0x06
+#define DRM_PAGODA_CTX_CREATE		0x07
+#define DRM_PAGODA_CTX_DESTROY		0x08
+#define DRM_PAGODA_SUBMIT		0x09
+#define DRM_PAGODA_CTX_QUERY		0x0a
 
 #define DRM_IOCTL_PAGODA_GET_PARAM	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM, \
 						 struct drm_pagoda_get_param)
@@ -36,6 +41,16 @@ extern "C" {
 						 struct drm_pagoda_set_budget)
 #define DRM_IOCTL_PAGODA_GEM_MADVISE	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GEM_MADVISE, \
 						 struct drm_pagoda_gem_madvise)
+#define DRM_IOCTL_PAGODA_VM_BIND	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_VM_BIND, \
+						 struct drm_pagoda_vm_bind)
+#define DRM_IOCTL_PAGODA_CTX_CREATE	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_CTX_CREATE, \
+						 struct drm_pagoda_ctx_create)
+#define DRM_IOCTL_PAGODA_CTX_DESTROY	DRM_IOW(DRM_COMMAND_BASE + DRM_PAGODA_CTX_DESTROY, \
+						struct drm_pagoda_ctx_destroy)
+#define DRM_IOCTL_PAGODA_SUBMIT		DRM_IOW(DRM_COMMAND_BASE + DRM_PAGODA_SUBMIT, \
+						struct drm_pagoda_submit)
+#define DRM_IOCTL_PAGODA_CTX_QUERY	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_CTX_QUERY, \
+						 struct drm_pagoda_ctx_query)
 
 /**
  * enum drm_pagoda_param - values DRM_IOCTL_PAGODA_GET_PARAM reports
@@ -58,6 +73,11 @@ extern "C" {
  *	(4096 or 65536); allocations that may live there are multiples of it.
  * @DRM_PAGODA_PARAM_HOST_APERTURE_SIZE: bytes of the CPU host aperture
  *	(BAR4), through which the CPU reaches hidden VRAM.
+ * @DRM_PAGODA_PARAM_VA_BITS: width of a GPU virtual address: every VA of
+ *	an address space is below 1 << VA_BITS.
+ * @DRM_PAGODA_PARAM_MMU_LEVELS: page-table levels of the device (2 to 4).
+ * @DRM_PAGODA_PARAM_VA_START: lowest VA an address space maps
+ *	(DRM_PAGODA_VA_START).
  */
 enum drm_pagoda_param {
 	DRM_PAGODA_PARAM_CHIP_ID = 0,
@@ -73,6 +93,9 @@ enum drm_pagoda_param {
 	DRM_PAGODA_PARAM_APERTURE_SIZE = 10,
 	DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE = 11,
 	DRM_PAGODA_PARAM_HOST_APERTURE_SIZE = 12,
+	DRM_PAGODA_PARAM_VA_BITS = 13,
+	DRM_PAGODA_PARAM_MMU_LEVELS = 14,
+	DRM_PAGODA_PARAM_VA_START = 15,
 };
 
 /**
@@ -221,6 +244,187 @@ struct drm_pagoda_gem_madvise {
 	__u32 handle;
 	__u32 state;
 	__u32 retained;
+	__u32 pad;
+};
+
+/*
+ * GPU virtual address spaces. Every DRM file has one, created at open.
+ * VAs below DRM_PAGODA_VA_START are never mapped; reservations are
+ * DRM_PAGODA_VA_ALIGN aligned, mappings DRM_PAGODA_VA_PAGE aligned.
+ */
+#define DRM_PAGODA_VA_START		0x10000ull
+#define DRM_PAGODA_VA_ALIGN		0x10000ull
+#define DRM_PAGODA_VA_PAGE		0x1000ull
+
+/* drm_pagoda_vm_op.op */
+#define DRM_PAGODA_VM_OP_RESERVE	1	/* reserve [va, va + size) */
+#define DRM_PAGODA_VM_OP_FREE		2	/* free a reservation and its mappings */
+#define DRM_PAGODA_VM_OP_MAP		3	/* map an allocation (or zero pages) */
+#define DRM_PAGODA_VM_OP_UNMAP		4	/* unmap [va, va + size) */
+
+/* drm_pagoda_vm_op.flags */
+#define DRM_PAGODA_VM_FIXED		(1u << 0)	/* at @va, else the driver picks one in [min_va, max_va] */
+#define DRM_PAGODA_VM_READ_ONLY		(1u << 1)	/* MAP: GPU writes fault */
+#define DRM_PAGODA_VM_NO_EXECUTE	(1u << 2)	/* MAP: not fetched as commands */
+#define DRM_PAGODA_VM_ZERO		(1u << 3)	/* MAP: no allocation; reads zero, writes dropped */
+#define DRM_PAGODA_VM_FLAGS		0xf
+
+/* Most operations one DRM_IOCTL_PAGODA_VM_BIND takes. */
+#define DRM_PAGODA_VM_BIND_MAX_OPS	256
+
+/**
+ * struct drm_pagoda_vm_op - one operation of DRM_IOCTL_PAGODA_VM_BIND
+ * @op: DRM_PAGODA_VM_OP_*
+ * @flags: DRM_PAGODA_VM_* (protections only with MAP)
+ * @handle: MAP: the allocation's GEM handle; 0 with DRM_PAGODA_VM_ZERO
+ * @pad: must be zero
+ * @va: with DRM_PAGODA_VM_FIXED (and for FREE and UNMAP), in: the base
+ *	address; RESERVE and MAP without it, out: the address chosen
+ * @size: bytes. RESERVE, FREE: a multiple of DRM_PAGODA_VA_ALIGN; MAP,
+ *	UNMAP: a multiple of DRM_PAGODA_VA_PAGE
+ * @offset: MAP: byte offset in the allocation, DRM_PAGODA_VA_PAGE aligned;
+ *	must be 0 otherwise
+ * @min_va: RESERVE and MAP without DRM_PAGODA_VM_FIXED: lowest acceptable
+ *	base; must be 0 otherwise
+ * @max_va: likewise, the highest acceptable end (exclusive); 0 for no limit
+ *
+ * RESERVE takes [va, va + size) for the file's mappings: EEXIST when it
+ * overlaps another reservation. FREE takes a whole reservation back
+ * (ENOENT if @va, @size is not one) and unmaps what it holds. MAP with
+ * DRM_PAGODA_VM_FIXED maps inside one reservation (ENOENT otherwise),
+ * replacing what was mapped there; without it the driver reserves a
+ * range in [min_va, max_va] for the mapping (freed with FREE). UNMAP
+ * unmaps [va, va + size), which must lie in one reservation and be
+ * mapped throughout (ENOENT otherwise).
+ */
+struct drm_pagoda_vm_op {
+	__u32 op;
+	__u32 flags;
+	__u32 handle;
+	__u32 pad;
+	__u64 va;
+	__u64 size;
+	__u64 offset;
+	__u64 min_va;
+	__u64 max_va;
+};
+
+/**
+ * struct drm_pagoda_sync - a DRM syncobj, binary or timeline
+ * @handle: the syncobj's handle
+ * @flags: must be zero
+ * @point: timeline point; 0 for a binary syncobj
+ */
+struct drm_pagoda_sync {
+	__u32 handle;
+	__u32 flags;
+	__u64 point;
+};
+
+/**
+ * struct drm_pagoda_vm_bind - argument of DRM_IOCTL_PAGODA_VM_BIND
+ * @ops: user pointer to @count struct drm_pagoda_vm_op; their @va are
+ *	written back
+ * @count: in: operations, 1 .. DRM_PAGODA_VM_BIND_MAX_OPS; out: the
+ *	operations done (all of them on success, see below)
+ * @flags: must be zero
+ * @out_sync: a syncobj that receives the fence after which the GPU sees
+ *	every change of the operations (handle 0: none)
+ *
+ * Operations run in order. Each is checked (flags, alignment, sizes,
+ * handles) before any runs: such an error changes nothing. An operation
+ * that fails against the state the earlier ones left (EEXIST, ENOENT,
+ * ENOSPC, ENOMEM) stops the batch: @count tells how many ran.
+ */
+struct drm_pagoda_vm_bind {
+	__u64 ops;
+	__u32 count;
+	__u32 flags;
+	struct drm_pagoda_sync out_sync;
+};
+
+/**
+ * struct drm_pagoda_ctx_create - argument of DRM_IOCTL_PAGODA_CTX_CREATE
+ * @priority: in: DRM_PAGODA_PRIORITY_* of the context's jobs
+ * @flags: in: must be zero
+ * @ctx_id: out: the context's id, used by the file that created it
+ * @pad: must be zero
+ *
+ * A GPU context runs render jobs on the file's address space.
+ */
+struct drm_pagoda_ctx_create {
+	__u32 priority;
+	__u32 flags;
+	__u32 ctx_id;
+	__u32 pad;
+};
+
+/**
+ * struct drm_pagoda_ctx_destroy - argument of DRM_IOCTL_PAGODA_CTX_DESTROY
+ * @ctx_id: the context; its queued jobs still run
+ * @pad: must be zero
+ */
+struct drm_pagoda_ctx_destroy {
+	__u32 ctx_id;
+	__u32 pad;
+};
+
+/* Bytes a command buffer of DRM_IOCTL_PAGODA_SUBMIT may have. */
+#define DRM_PAGODA_SUBMIT_MAX_SIZE	(16u << 20)
+/* Most in or out syncobjs of one submission. */
+#define DRM_PAGODA_SUBMIT_MAX_SYNCS	64
+
+/**
+ * struct drm_pagoda_submit - argument of DRM_IOCTL_PAGODA_SUBMIT
+ * @ctx_id: a context of this file
+ * @flags: must be zero
+ * @cmd_va: GPU VA of the command buffer, 4-byte aligned
+ * @cmd_size: its bytes: a multiple of 4, 4 .. DRM_PAGODA_SUBMIT_MAX_SIZE
+ * @in_count: syncobjs in @in_syncs (at most DRM_PAGODA_SUBMIT_MAX_SYNCS)
+ * @out_count: syncobjs in @out_syncs (likewise)
+ * @in_syncs: user pointer to struct drm_pagoda_sync the job waits for
+ * @out_syncs: user pointer to struct drm_pagoda_sync that receive the
+ *	job's fence (a timeline point is added, a binary one replaced)
+ *
+ * The job runs the buffer on the render engine through the file's address
+ * space, after the page-table updates of earlier DRM_IOCTL_PAGODA_VM_BIND
+ * calls. Its fence carries an error when it did not complete: EFAULT when
+ * it (or an earlier job of its context) faulted, ECANCELED when its context
+ * was banned before it ran, ETIMEDOUT when it was reset.
+ */
+struct drm_pagoda_submit {
+	__u32 ctx_id;
+	__u32 flags;
+	__u64 cmd_va;
+	__u32 cmd_size;
+	__u32 in_count;
+	__u32 out_count;
+	__u32 pad;
+	__u64 in_syncs;
+	__u64 out_syncs;
+};
+
+/* drm_pagoda_ctx_query.status */
+#define DRM_PAGODA_CTX_BANNED		(1u << 0)	/* submissions fail with ECANCELED */
+#define DRM_PAGODA_CTX_FAULTED		(1u << 1)	/* one of its jobs faulted: @fault_* tell */
+
+/**
+ * struct drm_pagoda_ctx_query - argument of DRM_IOCTL_PAGODA_CTX_QUERY
+ * @ctx_id: in: a context of this file
+ * @status: out: DRM_PAGODA_CTX_*
+ * @fault_va: out: VA of the first fault (PAGODA_REG_FAULT_VA)
+ * @fault_code: out: its PAGODA_FAULT_* code
+ * @fault_access: out: its PAGODA_ACCESS_* access
+ * @fault_level: out: its page-table level (0xff when not a walk)
+ * @pad: must be zero
+ */
+struct drm_pagoda_ctx_query {
+	__u32 ctx_id;
+	__u32 status;
+	__u64 fault_va;
+	__u32 fault_code;
+	__u32 fault_access;
+	__u32 fault_level;
 	__u32 pad;
 };
 

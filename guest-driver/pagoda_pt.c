@@ -1,0 +1,502 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda page tables
+ *
+ * Each address space has its own tree of page tables in the device's
+ * format (docs/hardware.md, section 4): a root of 512 entries (the root
+ * of a 2-level device covers the first 1 GiB), then tables of 512
+ * entries per level down to the leaf tables of 4 KiB pages. The root is
+ * made with the space's first mapping.
+ *
+ * Tables are 4 KiB and live in page-table allocations of 16 tables
+ * (chunks), kernel allocations pinned in the segment the hardware allows
+ * for tables, VRAM preferred, then hidden VRAM, then system memory. A
+ * chunk belongs to one address space, so a table freed by one space is
+ * only ever reused by that space.
+ *
+ * The CPU never writes a table. Every change is an UPDATE_PAGE_TABLE
+ * command of a paging batch: a new table is first written invalid
+ * (UPT_REPEAT), then its parent's entry made to point to it; pages are
+ * written as runs (one UPT_REPEAT_INCREMENT command per physically
+ * contiguous run of at least PAGODA_PT_RUN_MIN pages, explicit entries
+ * otherwise), and every update of a range ends with a FLUSH_TLB of that
+ * range. The flush names every context (FLUSH_ALL_CONTEXTS): the context
+ * a space runs in may change between building the batch and running it.
+ *
+ * Building a batch holds the paging engine's submit lock, under which
+ * nothing may allocate (allocating can evict, and evicting submits paging
+ * work): pagoda_pt_alloc_range() makes the tables a mapping needs
+ * beforehand, pagoda_pt_map() and pagoda_pt_clear() only write them.
+ * A table is freed when its last valid entry is cleared; its parent's
+ * entry is cleared in the same batch, and the table, which may keep stale
+ * entries, is written invalid again when reused.
+ *
+ * 64 KiB pages of the model are written as 16 consecutive 4 KiB entries
+ * (one UPT_REPEAT_INCREMENT command): the device's LEAF64 tables and 2 MiB
+ * large pages are not used yet.
+ */
+
+#include <linux/sizes.h>
+#include <linux/slab.h>
+
+#include <drm/drm_print.h>
+
+#include "pagoda_drv.h"
+#include "pagoda_paging.h"
+#include "pagoda_vm.h"
+
+/* Shortest run of contiguous pages written as one repeated entry. */
+#define PAGODA_PT_RUN_MIN	4
+/* Explicit entries gathered before they are written. */
+#define PAGODA_PT_BATCH		32
+
+static u32 level_shift(u32 level)
+{
+	return PAGE_SHIFT + 9 * level;
+}
+
+static u32 pt_index(u64 va, u32 level)
+{
+	return (va >> level_shift(level)) & (PAGODA_PT_ENTRIES - 1);
+}
+
+static u64 pt_pte(u64 paddr, u64 flags)
+{
+	return PAGODA_PTE_MAKE(PAGODA_PADDR_SEG(paddr), PAGODA_PADDR_OFFSET(paddr),
+			       PAGODA_PTE_VALID | flags);
+}
+
+static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
+{
+	struct pagoda_pt_chunk *chunk;
+
+	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
+	if (!chunk)
+		return -ENOMEM;
+	chunk->bo = pagoda_bo_create_kernel(vm->pgdev, PAGODA_PT_CHUNK_SIZE,
+					    vm->pgdev->params.pt_segments);
+	if (IS_ERR(chunk->bo)) {
+		int ret = PTR_ERR(chunk->bo);
+
+		kfree(chunk);
+		return ret;
+	}
+	chunk->free = GENMASK(PAGODA_PT_PER_CHUNK - 1, 0);
+	list_add(&chunk->link, &vm->pt_chunks);
+	return 0;
+}
+
+static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level)
+{
+	struct pagoda_pt_chunk *chunk;
+	struct pagoda_pt *pt;
+	int ret;
+
+	pt = kzalloc(struct_size(pt, children, level ? PAGODA_PT_ENTRIES : 0), GFP_KERNEL);
+	if (!pt)
+		return ERR_PTR(-ENOMEM);
+	chunk = list_first_entry_or_null(&vm->pt_chunks, struct pagoda_pt_chunk, link);
+	if (!chunk || !chunk->free) {
+		ret = pagoda_pt_new_chunk(vm);
+		if (ret) {
+			kfree(pt);
+			return ERR_PTR(ret);
+		}
+		chunk = list_first_entry(&vm->pt_chunks, struct pagoda_pt_chunk, link);
+	}
+	pt->chunk = chunk;
+	pt->index = __ffs(chunk->free);
+	pt->addr = pagoda_bo_page_paddr(chunk->bo, (u64)pt->index * PAGODA_PT_SIZE);
+	pt->level = level;
+	pt->fresh = true;
+	__clear_bit(pt->index, &chunk->free);
+	/* chunks with free tables stay first */
+	if (!chunk->free)
+		list_move_tail(&chunk->link, &vm->pt_chunks);
+	vm->tables[level]++;
+	return pt;
+}
+
+/* Free @pt and the tables below it, which can only be fresh ones. */
+static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
+{
+	unsigned int i;
+
+	if (pt->level)
+		for (i = 0; i < PAGODA_PT_ENTRIES; i++)
+			if (pt->children[i])
+				pagoda_pt_free(vm, pt->children[i]);
+	__set_bit(pt->index, &pt->chunk->free);
+	list_move(&pt->chunk->link, &vm->pt_chunks);
+	vm->tables[pt->level]--;
+	kfree(pt);
+}
+
+/**
+ * pagoda_pt_root_addr - device physical address of the root table
+ * @vm: the address space
+ *
+ * Return: what CTX_ROOT takes.
+ */
+u64 pagoda_pt_root_addr(struct pagoda_vm *vm)
+{
+	return vm->root->addr;
+}
+
+/**
+ * pagoda_pt_root_entries - entries of the root table
+ * @vm: the address space
+ *
+ * Return: what CTX_ROOT_ENTRIES takes.
+ */
+u32 pagoda_pt_root_entries(struct pagoda_vm *vm)
+{
+	return PAGODA_PT_ENTRIES;
+}
+
+/* Write a fresh table invalid. */
+static int pagoda_pt_write_invalid(struct pagoda_paging_batch *batch, struct pagoda_pt *pt)
+{
+	u64 invalid = 0;
+
+	return pagoda_paging_update_ptes(batch, pt->level, pt->addr, 0, &invalid,
+					 PAGODA_PT_ENTRIES, PAGODA_UPT_REPEAT);
+}
+
+/**
+ * pagoda_pt_init - page-table state of a new address space
+ * @vm: the address space, with @levels set
+ *
+ * The root table is made with the first mapping (pagoda_pt_alloc_range()):
+ * a file that maps nothing costs no table.
+ */
+void pagoda_pt_init(struct pagoda_vm *vm)
+{
+	INIT_LIST_HEAD(&vm->pt_chunks);
+	vm->va_end = min_t(u64, 1ull << vm->pgdev->params.va_bits,
+			   (u64)PAGODA_PT_ENTRIES << level_shift(vm->levels - 1));
+}
+
+/**
+ * pagoda_pt_fini - free every table and chunk of an address space
+ * @vm: the address space, whose jobs are all done
+ *
+ * Waits for the last update of its tables first.
+ */
+void pagoda_pt_fini(struct pagoda_vm *vm)
+{
+	struct pagoda_pt_chunk *chunk, *next;
+
+	if (vm->last_update)
+		dma_fence_wait(vm->last_update, false);
+	dma_fence_put(vm->last_update);
+	vm->last_update = NULL;
+
+	if (vm->root)
+		pagoda_pt_free(vm, vm->root);
+	vm->root = NULL;
+	list_for_each_entry_safe(chunk, next, &vm->pt_chunks, link) {
+		list_del(&chunk->link);
+		pagoda_bo_free_kernel(chunk->bo);
+		kfree(chunk);
+	}
+}
+
+/**
+ * pagoda_pt_alloc_range - make the tables a range needs
+ * @vm: the address space, its lock held
+ * @va: first address, page aligned
+ * @size: bytes
+ *
+ * New tables are fresh: pagoda_pt_map() writes them and links them in.
+ * Must not run while a paging batch is being built (it may allocate).
+ *
+ * Return: 0 or a negative errno; tables made before a failure stay.
+ */
+int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size)
+{
+	u64 end = va + size;
+
+	if (!vm->root) {
+		struct pagoda_pt *root = pagoda_pt_alloc(vm, vm->levels - 1);
+
+		if (IS_ERR(root))
+			return PTR_ERR(root);
+		vm->root = root;
+	}
+
+	while (va < end) {
+		struct pagoda_pt *pt = vm->root;
+		u32 level;
+
+		for (level = vm->levels - 1; level > 0; level--) {
+			struct pagoda_pt **child = &pt->children[pt_index(va, level)];
+
+			if (!*child) {
+				struct pagoda_pt *table = pagoda_pt_alloc(vm, level - 1);
+
+				if (IS_ERR(table))
+					return PTR_ERR(table);
+				*child = table;
+			}
+			pt = *child;
+		}
+		va = round_down(va, SZ_2M) + SZ_2M;
+	}
+	return 0;
+}
+
+/*
+ * The leaf table of @va. Fresh tables on the way are written invalid,
+ * then linked into their parent.
+ */
+static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
+			  struct pagoda_pt **leaf)
+{
+	struct pagoda_pt *pt = vm->root;
+	u32 level;
+	int ret;
+
+	for (level = vm->levels - 1; level > 0; level--) {
+		u32 index = pt_index(va, level);
+		struct pagoda_pt *child = pt->children[index];
+		u64 pte;
+
+		if (WARN_ON(!child))
+			return -EINVAL;
+		if (child->fresh) {
+			ret = pagoda_pt_write_invalid(batch, child);
+			if (ret)
+				return ret;
+			pte = pt_pte(child->addr, 0);
+			ret = pagoda_paging_update_ptes(batch, level, pt->addr, index, &pte, 1, 0);
+			if (ret)
+				return ret;
+			child->fresh = false;
+			pt->used++;
+		}
+		pt = child;
+	}
+	*leaf = pt;
+	return 0;
+}
+
+/* Explicit leaf entries gathered for one command. */
+struct pagoda_pt_writer {
+	struct pagoda_paging_batch *batch;
+	bool rewrite;
+	struct pagoda_pt *pt;
+	u32 start;
+	u32 count;
+	u64 ptes[PAGODA_PT_BATCH];
+};
+
+static int pagoda_pt_writer_flush(struct pagoda_pt_writer *w)
+{
+	int ret = 0;
+
+	if (w->count)
+		ret = pagoda_paging_update_ptes(w->batch, 0, w->pt->addr, w->start, w->ptes,
+						w->count, 0);
+	w->count = 0;
+	return ret;
+}
+
+static int pagoda_pt_writer_add(struct pagoda_pt_writer *w, struct pagoda_pt *pt, u32 index,
+				u64 pte)
+{
+	int ret;
+
+	if (w->count && (w->pt != pt || w->start + w->count != index ||
+			 w->count == PAGODA_PT_BATCH)) {
+		ret = pagoda_pt_writer_flush(w);
+		if (ret)
+			return ret;
+	}
+	if (!w->count) {
+		w->pt = pt;
+		w->start = index;
+	}
+	w->ptes[w->count++] = pte;
+	return 0;
+}
+
+/* Map [va, va + bytes) to the physically contiguous run at @paddr. */
+static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u64 va,
+			     u64 paddr, u64 bytes, u64 pte_flags)
+{
+	while (bytes) {
+		struct pagoda_pt *leaf;
+		u32 index = pt_index(va, 0), n, i;
+		int ret;
+
+		ret = pagoda_pt_leaf(vm, w->batch, va, &leaf);
+		if (ret)
+			return ret;
+		n = min_t(u64, bytes >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
+		if (n >= PAGODA_PT_RUN_MIN) {
+			u64 pte = pt_pte(paddr, pte_flags);
+
+			ret = pagoda_pt_writer_flush(w);
+			if (!ret)
+				ret = pagoda_paging_update_ptes(w->batch, 0, leaf->addr, index, &pte, n,
+								PAGODA_UPT_REPEAT |
+								PAGODA_UPT_REPEAT_INCREMENT);
+		} else {
+			for (i = 0; i < n && !ret; i++)
+				ret = pagoda_pt_writer_add(w, leaf, index + i,
+							   pt_pte(paddr + ((u64)i << PAGE_SHIFT),
+								  pte_flags));
+		}
+		if (ret)
+			return ret;
+		if (!w->rewrite)
+			leaf->used += n;
+		va += (u64)n << PAGE_SHIFT;
+		paddr += (u64)n << PAGE_SHIFT;
+		bytes -= (u64)n << PAGE_SHIFT;
+	}
+	return 0;
+}
+
+/* Map [va, va + size) to zero pages: one repeated entry per leaf table. */
+static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
+			      u64 size, u64 pte_flags, bool rewrite)
+{
+	u64 pte = PAGODA_PTE_VALID | PAGODA_PTE_ZERO | pte_flags;
+	u64 end = va + size;
+
+	while (va < end) {
+		struct pagoda_pt *leaf;
+		u32 index = pt_index(va, 0);
+		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
+		int ret;
+
+		ret = pagoda_pt_leaf(vm, batch, va, &leaf);
+		if (!ret)
+			ret = pagoda_paging_update_ptes(batch, 0, leaf->addr, index, &pte, n,
+							PAGODA_UPT_REPEAT);
+		if (ret)
+			return ret;
+		if (!rewrite)
+			leaf->used += n;
+		va += (u64)n << PAGE_SHIFT;
+	}
+	return 0;
+}
+
+/**
+ * pagoda_pt_map - write the entries of a mapping
+ * @vm: the address space, its lock held
+ * @batch: the paging batch the entries go in
+ * @va: first address, page aligned; [va, va + size) holds no valid
+ *	entry, unless @rewrite
+ * @size: bytes, a multiple of the page size
+ * @bo: the allocation, reserved and placed where the GPU reaches it; NULL
+ *	for zero pages
+ * @offset: byte offset in @bo of the page at @va
+ * @pte_flags: PAGODA_PTE_READ_ONLY, PAGODA_PTE_NO_EXECUTE (and
+ *	PAGODA_PTE_ZERO, implied without @bo)
+ * @rewrite: the range is mapped already: its entries get new addresses
+ *
+ * The tables must exist (pagoda_pt_alloc_range()).
+ *
+ * Return: 0 or a negative errno from the batch.
+ */
+int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
+		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite)
+{
+	struct pagoda_pt_writer w = { .batch = batch, .rewrite = rewrite };
+	struct pagoda_bo_run run;
+	u64 pos = va;
+	int ret = 0;
+
+	if (vm->root->fresh) {
+		ret = pagoda_pt_write_invalid(batch, vm->root);
+		if (ret)
+			return ret;
+		vm->root->fresh = false;
+	}
+
+	if (!bo) {
+		ret = pagoda_pt_map_zero(vm, batch, va, size, pte_flags & ~PAGODA_PTE_ZERO, rewrite);
+	} else {
+		for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
+		     pagoda_bo_run_next(&run)) {
+			ret = pagoda_pt_map_run(vm, &w, pos, run.paddr, run.bytes, pte_flags);
+			pos += run.bytes;
+		}
+		if (!ret)
+			ret = pagoda_pt_writer_flush(&w);
+	}
+	if (!ret)
+		ret = pagoda_paging_flush_tlb(batch, 0, va, size, true);
+	return ret;
+}
+
+/*
+ * The leaf table on @path to @va has no valid entry left: free it, and the
+ * tables above that only pointed to it, and clear the entry that pointed
+ * to the topmost one freed.
+ */
+static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
+			    struct pagoda_pt **path, u64 va)
+{
+	u32 level = 1, index;
+	u64 invalid = 0;
+	struct pagoda_pt *pt;
+
+	/* path[l] is the table of level l on the way to @va */
+	while (level < vm->levels - 1 && path[level]->used == 1)
+		level++;
+	pt = path[level];
+	index = pt_index(va, level);
+	pt->used--;
+	pagoda_pt_free(vm, pt->children[index]);
+	pt->children[index] = NULL;
+	return pagoda_paging_update_ptes(batch, level, pt->addr, index, &invalid, 1, 0);
+}
+
+/**
+ * pagoda_pt_clear - invalidate the entries of a range
+ * @vm: the address space, its lock held
+ * @batch: the paging batch
+ * @va: first address, page aligned; every page of the range is mapped
+ * @size: bytes
+ *
+ * Tables left with no valid entry are freed.
+ *
+ * Return: 0 or a negative errno from the batch.
+ */
+int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size)
+{
+	struct pagoda_pt *path[PAGODA_MMU_MAX_LEVELS];
+	u64 end = va + size, start = va;
+	u64 invalid = 0;
+	int ret;
+
+	while (va < end) {
+		u32 index = pt_index(va, 0), level;
+		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
+		struct pagoda_pt *pt = vm->root;
+
+		for (level = vm->levels - 1; level > 0 && pt; level--) {
+			path[level] = pt;
+			pt = pt->children[pt_index(va, level)];
+		}
+		if (WARN_ON(!pt || pt->fresh || pt->used < n))
+			return -EINVAL;
+		if (pt->used == n) {
+			pt->used = 0;
+			ret = pagoda_pt_unlink(vm, batch, path, va);
+		} else {
+			pt->used -= n;
+			ret = pagoda_paging_update_ptes(batch, 0, pt->addr, index, &invalid, n,
+							PAGODA_UPT_REPEAT);
+		}
+		if (ret)
+			return ret;
+		va += (u64)n << PAGE_SHIFT;
+	}
+	return pagoda_paging_flush_tlb(batch, 0, start, size, true);
+}

@@ -1,0 +1,715 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda GPU contexts, virtual-mode submission and context slots
+ *
+ * A GPU context (DRM_IOCTL_PAGODA_CTX_CREATE) runs render jobs on its
+ * file's address space. Its jobs go through drm_sched: one scheduler for
+ * the render engine, one entity per context at the context's priority.
+ * DRM_IOCTL_PAGODA_SUBMIT makes a job of a command buffer named by its VA,
+ * with syncobj in-fences (binary or timeline points), prepares the address
+ * space (pagoda_vm_prepare_job(): evicted allocations back, their mappings
+ * rewritten, the job waiting for the last page-table update and for every
+ * move of what the space maps) and puts the job's fence in the
+ * reservation of every allocation the space maps, so that none is evicted
+ * or freed while the job may use it (the model's residency list).
+ *
+ * When the scheduler runs a job, the space gets one of the device's
+ * contexts (a slot, struct pagoda_slot): the one it had if nobody took it,
+ * else a free one, else the least recently used idle one (no job in flight
+ * in it), whose root is then set (CTX_ROOT_*; committing also flushes its
+ * TLB entries). Slot 0 is the kernel's. Slots change hands only when idle,
+ * so a root never changes under running work; the scheduler lets
+ * PAGODA_RENDER_JOBS jobs be in flight, fewer than the slots, so a slot is
+ * always there. The job is two ring entries in that slot: the virtual one
+ * naming the command buffer, then the driver's own that writes the job's
+ * completion marker (see pagoda_engine.c).
+ *
+ * A fault of a user context halts its slot: the engine skips the entries
+ * of that slot queued behind, whose jobs fail with -EFAULT like the
+ * faulting one. The fault interrupt bans the context of the faulting job
+ * (later jobs of it fail with -ECANCELED, submissions with ECANCELED),
+ * keeps the record for DRM_IOCTL_PAGODA_CTX_QUERY and takes the slot away
+ * from the space; the slot is resumed and freed once its last job retired.
+ * The space's next job gets another slot: other processes never notice.
+ *
+ * A job that runs longer than PAGODA_RENDER_TIMEOUT is treated as hung:
+ * its context is banned, the render engine is reset and every job it
+ * held fails with -ETIMEDOUT.
+ */
+
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_exec.h>
+#include <drm/drm_file.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <drm/drm_syncobj.h>
+
+#include <uapi/drm/pagoda_drm.h>
+
+#include "pagoda_drv.h"
+#include "pagoda_vm.h"
+
+/* Render jobs in flight: fewer than the user slots (1 .. contexts - 1). */
+#define PAGODA_RENDER_JOBS	31
+/* How long a render job may run before it counts as hung. */
+#define PAGODA_RENDER_TIMEOUT	msecs_to_jiffies(10000)
+
+static_assert(PAGODA_RENDER_JOBS < PAGODA_NUM_CONTEXTS - 1);
+static_assert(2 * PAGODA_RENDER_JOBS < PAGODA_RING_ENTRIES);
+
+static struct pagoda_render_job *to_render_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct pagoda_render_job, base);
+}
+
+static void pagoda_gpu_ctx_release(struct kref *ref)
+{
+	struct pagoda_gpu_ctx *ctx = container_of(ref, struct pagoda_gpu_ctx, refcount);
+
+	drm_gpuvm_put(&ctx->vm->gpuvm);
+	kfree(ctx);
+}
+
+static void pagoda_gpu_ctx_put(struct pagoda_gpu_ctx *ctx)
+{
+	kref_put(&ctx->refcount, pagoda_gpu_ctx_release);
+}
+
+/* Select a context and write one of its registers; &pgdev->ctx_lock taken. */
+static void pagoda_ctx_write(struct pagoda_device *pgdev, u32 slot, u32 reg, u32 value)
+{
+	pagoda_write(pgdev, PAGODA_REG_CTX_SELECT, slot);
+	pagoda_write(pgdev, reg, value);
+}
+
+/* Point @slot at @vm's root, or at nothing. Caller holds the slot lock. */
+static void pagoda_slot_set_root(struct pagoda_device *pgdev, u32 slot, struct pagoda_vm *vm)
+{
+	u64 root = vm ? pagoda_pt_root_addr(vm) : 0;
+
+	spin_lock(&pgdev->ctx_lock);
+	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_LO, lower_32_bits(root));
+	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_HI, upper_32_bits(root));
+	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_ENTRIES,
+			 vm ? pagoda_pt_root_entries(vm) : 0);
+	spin_unlock(&pgdev->ctx_lock);
+}
+
+static bool pagoda_slot_halted(struct pagoda_device *pgdev, u32 slot)
+{
+	u32 status;
+
+	spin_lock(&pgdev->ctx_lock);
+	pagoda_write(pgdev, PAGODA_REG_CTX_SELECT, slot);
+	status = pagoda_read(pgdev, PAGODA_REG_CTX_STATUS);
+	spin_unlock(&pgdev->ctx_lock);
+	return status & PAGODA_CTX_STATUS_HALTED;
+}
+
+/*
+ * A slot for one more job of @vm: see the DOC block. Return: the slot, or
+ * 0 when none is free.
+ */
+static u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm)
+{
+	u32 slot, best = 0;
+	unsigned long flags;
+
+	spin_lock_irqsave(&pgdev->slot_lock, flags);
+	slot = vm->slot;
+	if (!slot) {
+		for (slot = 1; slot < pgdev->params.num_contexts; slot++) {
+			struct pagoda_slot *s = &pgdev->slots[slot];
+
+			if (s->active || s->draining)
+				continue;
+			if (!s->vm) {
+				best = slot;
+				break;
+			}
+			if (!best || time_before(s->last_use, pgdev->slots[best].last_use))
+				best = slot;
+		}
+		slot = best;
+		/* halted by a fault not yet handled: its handler frees it */
+		if (slot && pagoda_slot_halted(pgdev, slot))
+			slot = 0;
+		if (slot) {
+			if (pgdev->slots[slot].vm)
+				pgdev->slots[slot].vm->slot = 0;
+			pgdev->slots[slot].vm = vm;
+			vm->slot = slot;
+			pagoda_slot_set_root(pgdev, slot, vm);
+		}
+	}
+	if (slot) {
+		pgdev->slots[slot].active++;
+		pgdev->slots[slot].last_use = jiffies;
+	}
+	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
+	return slot;
+}
+
+/* A job of @slot retired; the last one of a draining slot resumes it. */
+static void pagoda_slot_put(struct pagoda_device *pgdev, u32 slot)
+{
+	struct pagoda_slot *s = &pgdev->slots[slot];
+	unsigned long flags;
+
+	spin_lock_irqsave(&pgdev->slot_lock, flags);
+	if (!WARN_ON(!s->active) && !--s->active && s->draining) {
+		spin_lock(&pgdev->ctx_lock);
+		pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_STATUS, PAGODA_CTX_STATUS_HALTED);
+		spin_unlock(&pgdev->ctx_lock);
+		pagoda_slot_set_root(pgdev, slot, NULL);
+		s->draining = false;
+	}
+	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
+}
+
+static void pagoda_slot_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct pagoda_render_job *job = container_of(cb, struct pagoda_render_job, slot_cb);
+
+	pagoda_slot_put(job->ctx->vm->pgdev, job->slot);
+}
+
+/**
+ * pagoda_slot_release_vm - an address space goes: its slot becomes free
+ * @pgdev: the device
+ * @vm: the space, with no job in flight
+ */
+void pagoda_slot_release_vm(struct pagoda_device *pgdev, struct pagoda_vm *vm)
+{
+	unsigned long flags;
+	int idx;
+
+	spin_lock_irqsave(&pgdev->slot_lock, flags);
+	if (vm->slot) {
+		pgdev->slots[vm->slot].vm = NULL;
+		if (drm_dev_enter(&pgdev->drm, &idx)) {
+			pagoda_slot_set_root(pgdev, vm->slot, NULL);
+			drm_dev_exit(idx);
+		}
+		vm->slot = 0;
+	}
+	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
+}
+
+static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
+{
+	struct pagoda_render_job *job = to_render_job(sched_job);
+	struct pagoda_gpu_ctx *ctx = job->ctx;
+	struct pagoda_device *pgdev = ctx->vm->pgdev;
+	struct pagoda_job *hw;
+	struct dma_fence *fence;
+
+	if (sched_job->s_fence->finished.error)
+		return NULL;
+	if (READ_ONCE(ctx->banned))
+		return ERR_PTR(-ECANCELED);
+	job->slot = pagoda_slot_get(pgdev, ctx->vm);
+	if (!job->slot)
+		return ERR_PTR(-EBUSY);
+	hw = pagoda_job_begin(&pgdev->engine[PAGODA_ENGINE_RENDER]);
+	if (IS_ERR(hw)) {
+		pagoda_slot_put(pgdev, job->slot);
+		return ERR_CAST(hw);
+	}
+	pagoda_job_set_virtual(hw, job->slot, job->cmd_va, job->cmd_size);
+	hw->owner = ctx;
+	fence = pagoda_job_submit(hw);
+	if (dma_fence_add_callback(fence, &job->slot_cb, pagoda_slot_job_done))
+		pagoda_slot_put(pgdev, job->slot);
+	/* the scheduler takes the submission's reference */
+	return fence;
+}
+
+static void pagoda_render_reset(struct pagoda_device *pgdev)
+{
+	struct pagoda_engine *engine = &pgdev->engine[PAGODA_ENGINE_RENDER];
+	int idx;
+
+	if (!drm_dev_enter(&pgdev->drm, &idx))
+		return;
+	pagoda_write(pgdev, PAGODA_REG_RESET, PAGODA_RESET_ENGINE(PAGODA_ENGINE_RENDER));
+	pagoda_engine_stop(engine, -ETIMEDOUT);
+	pagoda_engine_start(engine);
+	drm_dev_exit(idx);
+}
+
+static enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct pagoda_render_job *job = to_render_job(sched_job);
+	struct pagoda_device *pgdev = job->ctx->vm->pgdev;
+
+	drm_warn(&pgdev->drm, "render job of context %u timed out: engine reset\n",
+		 job->ctx->id);
+	drm_sched_stop(&pgdev->render_sched, sched_job);
+	WRITE_ONCE(job->ctx->banned, true);
+	pagoda_render_reset(pgdev);
+	drm_sched_start(&pgdev->render_sched);
+	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+static void pagoda_render_free_job(struct drm_sched_job *sched_job)
+{
+	struct pagoda_render_job *job = to_render_job(sched_job);
+
+	drm_sched_job_cleanup(sched_job);
+	pagoda_gpu_ctx_put(job->ctx);
+	kfree(job);
+}
+
+static const struct drm_sched_backend_ops pagoda_render_sched_ops = {
+	.run_job = pagoda_render_run_job,
+	.timedout_job = pagoda_render_timedout_job,
+	.free_job = pagoda_render_free_job,
+};
+
+static void pagoda_sched_release(struct drm_device *drm, void *arg)
+{
+	drm_sched_fini(&to_pagoda_device(drm)->render_sched);
+}
+
+/**
+ * pagoda_sched_init - the render engine's scheduler and the slots
+ * @pgdev: device being probed
+ *
+ * Return: 0 or a negative errno.
+ */
+int pagoda_sched_init(struct pagoda_device *pgdev)
+{
+	int ret;
+
+	spin_lock_init(&pgdev->slot_lock);
+	ret = drm_sched_init(&pgdev->render_sched, &pagoda_render_sched_ops, NULL,
+			     DRM_SCHED_PRIORITY_COUNT, PAGODA_RENDER_JOBS, 0,
+			     PAGODA_RENDER_TIMEOUT, NULL, NULL, "pagoda-render", pgdev->drm.dev);
+	if (ret)
+		return ret;
+	return drmm_add_action_or_reset(&pgdev->drm, pagoda_sched_release, NULL);
+}
+
+/*
+ * Ban the context of the render job whose virtual entry carried @fence.
+ * The device queues a fault record before it retires the entry, and the
+ * engine's interrupt drains the fault queue before it signals jobs, so the
+ * job is still pending; while the fence lock is held it stays so, and its
+ * context reference keeps the context.
+ */
+static void pagoda_ban_faulting_ctx(struct pagoda_device *pgdev, u64 fence,
+				    const struct pagoda_fault *fault)
+{
+	struct pagoda_engine *engine = &pgdev->engine[PAGODA_ENGINE_RENDER];
+	struct pagoda_job *job;
+	unsigned long flags;
+
+	spin_lock_irqsave(&engine->fence_lock, flags);
+	list_for_each_entry(job, &engine->pending, link) {
+		struct pagoda_gpu_ctx *ctx = job->owner;
+
+		/* a virtual entry carries the seqno before its job's */
+		if (job->fence.seqno != fence + 1 || !ctx)
+			continue;
+		if (!ctx->banned) {
+			ctx->fault = *fault;
+			WRITE_ONCE(ctx->banned, true);
+		}
+		ctx->vm->faults++;
+		break;
+	}
+	spin_unlock_irqrestore(&engine->fence_lock, flags);
+}
+
+/**
+ * pagoda_sched_fault - a fault record of a user context
+ * @pgdev: the device
+ * @context: the record's context (a slot)
+ * @fence: the record's fence
+ * @fault: what the record says
+ *
+ * Called with the fault queue drained under &pagoda_device.fault_lock:
+ * bans the faulting job's context and takes the halted slot from its
+ * space (see the DOC block).
+ */
+void pagoda_sched_fault(struct pagoda_device *pgdev, u32 context, u64 fence,
+			const struct pagoda_fault *fault)
+{
+	struct pagoda_slot *s = &pgdev->slots[context];
+	unsigned long flags;
+
+	if (fault->engine == PAGODA_ENGINE_RENDER)
+		pagoda_ban_faulting_ctx(pgdev, fence, fault);
+	spin_lock_irqsave(&pgdev->slot_lock, flags);
+	if (s->vm) {
+		s->vm->slot = 0;
+		s->vm = NULL;
+	}
+	if (s->active) {
+		s->draining = true;
+	} else {
+		spin_lock(&pgdev->ctx_lock);
+		pagoda_ctx_write(pgdev, context, PAGODA_REG_CTX_STATUS, PAGODA_CTX_STATUS_HALTED);
+		spin_unlock(&pgdev->ctx_lock);
+		pagoda_slot_set_root(pgdev, context, NULL);
+	}
+	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
+}
+
+static struct pagoda_gpu_ctx *pagoda_gpu_ctx_lookup(struct pagoda_file *pfile, u32 id)
+{
+	struct pagoda_gpu_ctx *ctx;
+
+	xa_lock(&pfile->contexts);
+	ctx = xa_load(&pfile->contexts, id);
+	if (ctx)
+		kref_get(&ctx->refcount);
+	xa_unlock(&pfile->contexts);
+	return ctx;
+}
+
+/**
+ * pagoda_ioctl_ctx_create - DRM_IOCTL_PAGODA_CTX_CREATE
+ * @drm: the DRM device
+ * @data: struct drm_pagoda_ctx_create
+ * @file: the caller's file
+ *
+ * Return: 0, -EINVAL for a bad priority, flags or pad, -ENOMEM, -EBUSY
+ * when the file has 2^32 - 1 contexts.
+ */
+int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct pagoda_file *pfile = file->driver_priv;
+	struct drm_pagoda_ctx_create *args = data;
+	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
+	static const enum drm_sched_priority priorities[] = {
+		[DRM_PAGODA_PRIORITY_LOW] = DRM_SCHED_PRIORITY_LOW,
+		[DRM_PAGODA_PRIORITY_NORMAL] = DRM_SCHED_PRIORITY_NORMAL,
+		[DRM_PAGODA_PRIORITY_HIGH] = DRM_SCHED_PRIORITY_HIGH,
+	};
+	struct pagoda_gpu_ctx *ctx;
+	int ret;
+
+	if (args->flags || args->pad || args->priority > DRM_PAGODA_PRIORITY_HIGH)
+		return -EINVAL;
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	kref_init(&ctx->refcount);
+	ctx->priority = args->priority;
+	ret = drm_sched_entity_init(&ctx->entity, priorities[args->priority], &sched, 1, NULL);
+	if (ret) {
+		kfree(ctx);
+		return ret;
+	}
+	ctx->vm = pfile->vm;
+	drm_gpuvm_get(&ctx->vm->gpuvm);
+	ret = xa_alloc(&pfile->contexts, &ctx->id, ctx, xa_limit_32b, GFP_KERNEL);
+	if (ret) {
+		drm_sched_entity_destroy(&ctx->entity);
+		pagoda_gpu_ctx_put(ctx);
+		return ret;
+	}
+	args->ctx_id = ctx->id;
+	return 0;
+}
+
+static void pagoda_gpu_ctx_destroy(struct pagoda_gpu_ctx *ctx)
+{
+	drm_sched_entity_destroy(&ctx->entity);
+	pagoda_gpu_ctx_put(ctx);
+}
+
+/**
+ * pagoda_ioctl_ctx_destroy - DRM_IOCTL_PAGODA_CTX_DESTROY
+ * @drm: the DRM device
+ * @data: struct drm_pagoda_ctx_destroy
+ * @file: the caller's file
+ *
+ * Return: 0, -EINVAL for a pad not zero, -ENOENT for an unknown context.
+ */
+int pagoda_ioctl_ctx_destroy(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct pagoda_file *pfile = file->driver_priv;
+	struct drm_pagoda_ctx_destroy *args = data;
+	struct pagoda_gpu_ctx *ctx;
+
+	if (args->pad)
+		return -EINVAL;
+	ctx = xa_erase(&pfile->contexts, args->ctx_id);
+	if (!ctx)
+		return -ENOENT;
+	pagoda_gpu_ctx_destroy(ctx);
+	return 0;
+}
+
+/**
+ * pagoda_ioctl_ctx_query - DRM_IOCTL_PAGODA_CTX_QUERY
+ * @drm: the DRM device
+ * @data: struct drm_pagoda_ctx_query
+ * @file: the caller's file
+ *
+ * Return: 0, -EINVAL for a pad not zero, -ENOENT for an unknown context.
+ */
+int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct drm_pagoda_ctx_query *args = data;
+	struct pagoda_gpu_ctx *ctx;
+
+	if (args->pad)
+		return -EINVAL;
+	ctx = pagoda_gpu_ctx_lookup(file->driver_priv, args->ctx_id);
+	if (!ctx)
+		return -ENOENT;
+	args->status = 0;
+	args->fault_va = 0;
+	args->fault_code = 0;
+	args->fault_access = 0;
+	args->fault_level = 0;
+	if (READ_ONCE(ctx->banned)) {
+		args->status = DRM_PAGODA_CTX_BANNED;
+		if (ctx->fault.code) {
+			args->status |= DRM_PAGODA_CTX_FAULTED;
+			args->fault_va = ctx->fault.va;
+			args->fault_code = ctx->fault.code;
+			args->fault_access = ctx->fault.access;
+			args->fault_level = ctx->fault.level;
+		}
+	}
+	pagoda_gpu_ctx_put(ctx);
+	return 0;
+}
+
+/**
+ * pagoda_file_close_contexts - destroy a closing file's contexts
+ * @file: the file
+ *
+ * Jobs already queued still run (entities are flushed for a while, then
+ * the rest are dropped).
+ */
+void pagoda_file_close_contexts(struct drm_file *file)
+{
+	struct pagoda_file *pfile = file->driver_priv;
+	struct pagoda_gpu_ctx *ctx;
+	unsigned long id;
+
+	xa_for_each(&pfile->contexts, id, ctx) {
+		xa_erase(&pfile->contexts, id);
+		pagoda_gpu_ctx_destroy(ctx);
+	}
+	xa_destroy(&pfile->contexts);
+}
+
+/* A syncobj of a submission, resolved before the point of no return. */
+struct pagoda_out_sync {
+	struct drm_pagoda_sync sync;
+	struct dma_fence_chain *chain;
+};
+
+static int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs)
+{
+	u32 i;
+
+	if (count > DRM_PAGODA_SUBMIT_MAX_SYNCS)
+		return -EINVAL;
+	*syncs = NULL;
+	if (!count)
+		return 0;
+	*syncs = memdup_array_user(u64_to_user_ptr(user), count, sizeof(**syncs));
+	if (IS_ERR(*syncs)) {
+		int ret = PTR_ERR(*syncs);
+
+		*syncs = NULL;
+		return ret;
+	}
+	for (i = 0; i < count; i++)
+		if ((*syncs)[i].flags)
+			return -EINVAL;
+	return 0;
+}
+
+static int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_file *file,
+				   const struct drm_pagoda_sync *in, u32 count)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < count; i++) {
+		struct dma_fence *fence;
+
+		ret = drm_syncobj_find_fence(file, in[i].handle, in[i].point, 0, &fence);
+		if (ret)
+			return ret;
+		ret = drm_sched_job_add_dependency(&job->base, fence);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int pagoda_submit_out_chains(struct drm_file *file, const struct drm_pagoda_sync *out,
+				    u32 count, struct dma_fence_chain **chains)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		struct drm_syncobj *syncobj = drm_syncobj_find(file, out[i].handle);
+
+		if (!syncobj)
+			return -ENOENT;
+		drm_syncobj_put(syncobj);
+		if (out[i].point) {
+			chains[i] = dma_fence_chain_alloc();
+			if (!chains[i])
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Lock the space, prepare it, arm and push @job. */
+static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *job,
+			      struct dma_fence **done)
+{
+	struct drm_gpuvm_exec vm_exec = {
+		.vm = &vm->gpuvm,
+		.flags = DRM_EXEC_INTERRUPTIBLE_WAIT | DRM_EXEC_IGNORE_DUPLICATES,
+		.num_fences = 1,
+	};
+	int ret;
+
+	mutex_lock(&vm->lock);
+	ret = pagoda_vm_check_exec(vm, job->cmd_va, job->cmd_size);
+	if (ret)
+		goto unlock;
+	ret = drm_gpuvm_exec_lock(&vm_exec);
+	if (ret)
+		goto unlock;	/* the exec is released already */
+	ret = pagoda_vm_prepare_job(vm, &vm_exec.exec, &job->base);
+	if (ret)
+		goto unlock_exec;
+	drm_sched_job_arm(&job->base);
+	*done = dma_fence_get(&job->base.s_fence->finished);
+	drm_gpuvm_exec_resv_add_fence(&vm_exec, *done, DMA_RESV_USAGE_BOOKKEEP,
+				      DMA_RESV_USAGE_BOOKKEEP);
+	drm_sched_entity_push_job(&job->base);
+unlock_exec:
+	drm_gpuvm_exec_unlock(&vm_exec);
+unlock:
+	mutex_unlock(&vm->lock);
+	return ret;
+}
+
+static int pagoda_submit_check(const struct drm_pagoda_submit *args)
+{
+	if (args->flags || args->pad || args->cmd_size < 4 ||
+	    args->cmd_size > DRM_PAGODA_SUBMIT_MAX_SIZE || !IS_ALIGNED(args->cmd_size, 4) ||
+	    !IS_ALIGNED(args->cmd_va, 4) || args->cmd_va > U64_MAX - args->cmd_size)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * pagoda_ioctl_submit - DRM_IOCTL_PAGODA_SUBMIT
+ * @drm: the DRM device
+ * @data: struct drm_pagoda_submit
+ * @file: the caller's file
+ *
+ * Return: 0; -EINVAL for bad arguments or sync flags, a syncobj without a
+ * fence at the point waited for; -ENOENT for an unknown context or
+ * syncobj, or a command buffer not mapped throughout; -EACCES for one
+ * mapped no-execute or to zero pages; -ECANCELED on a banned context;
+ * -EIO when the space's tables were lost; -EFAULT, -ENOMEM, -EINTR,
+ * -ENODEV after unplug.
+ */
+int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct drm_pagoda_submit *args = data;
+	struct drm_pagoda_sync *in = NULL, *out = NULL;
+	struct dma_fence_chain **chains = NULL;
+	struct pagoda_render_job *job = NULL;
+	struct dma_fence *done = NULL;
+	struct pagoda_gpu_ctx *ctx;
+	int ret, idx;
+	u32 i;
+
+	ret = pagoda_submit_check(args);
+	if (ret)
+		return ret;
+	ctx = pagoda_gpu_ctx_lookup(file->driver_priv, args->ctx_id);
+	if (!ctx)
+		return -ENOENT;
+	if (READ_ONCE(ctx->banned)) {
+		ret = -ECANCELED;
+		goto out_put;
+	}
+	ret = pagoda_copy_syncs(args->in_syncs, args->in_count, &in);
+	if (!ret)
+		ret = pagoda_copy_syncs(args->out_syncs, args->out_count, &out);
+	if (ret)
+		goto out_free;
+	chains = kcalloc(args->out_count, sizeof(*chains), GFP_KERNEL);
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job || (args->out_count && !chains)) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	ret = drm_sched_job_init(&job->base, &ctx->entity, 1, ctx);
+	if (ret) {
+		kfree(job);
+		job = NULL;
+		goto out_free;
+	}
+	job->ctx = ctx;
+	job->cmd_va = args->cmd_va;
+	job->cmd_size = args->cmd_size;
+	ret = pagoda_submit_in_fences(job, file, in, args->in_count);
+	if (!ret)
+		ret = pagoda_submit_out_chains(file, out, args->out_count, chains);
+	if (ret)
+		goto out_cleanup;
+
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
+		goto out_cleanup;
+	}
+	ret = down_read_interruptible(&pgdev->reset_lock);
+	if (!ret) {
+		ret = pagoda_submit_push(ctx->vm, job, &done);
+		up_read(&pgdev->reset_lock);
+	}
+	drm_dev_exit(idx);
+	if (ret)
+		goto out_cleanup;
+
+	/* the job is the scheduler's now, with the context reference */
+	for (i = 0; i < args->out_count; i++)
+		pagoda_syncobj_signal(file, &out[i], &chains[i], done);
+	dma_fence_put(done);
+	job = NULL;
+	ctx = NULL;
+	goto out_free;
+
+out_cleanup:
+	drm_sched_job_cleanup(&job->base);
+	kfree(job);
+	job = NULL;
+out_free:
+	if (chains)
+		for (i = 0; i < args->out_count; i++)
+			dma_fence_chain_free(chains[i]);
+	kfree(chains);
+	kfree(in);
+	kfree(out);
+	kfree(job);
+out_put:
+	if (ctx)
+		pagoda_gpu_ctx_put(ctx);
+	return ret;
+}

@@ -1,0 +1,842 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda GPU virtual address spaces
+ *
+ * Every DRM file gets an address space at open (the model's process
+ * address space), kept with drm_gpuvm: its mappings (struct pagoda_vma)
+ * in an interval tree, each allocation linked to the mappings of it in
+ * each space (drm_gpuvm_bo). Reservations, the model's reserved VA
+ * ranges, are a drm_mm of their own: a mapping lies inside one.
+ *
+ * DRM_IOCTL_PAGODA_VM_BIND runs a batch of operations in order: reserve,
+ * free, map, unmap. A map places the allocation where the GPU reaches it
+ * (pagoda_bo_place()), makes the page tables it needs, then, with
+ * drm_gpuvm_sm_map(), unmaps or splits what was mapped there and writes
+ * the new entries, all in one paging batch; an unmap is
+ * drm_gpuvm_sm_unmap() the same way. The batch's fence becomes the space's
+ * &pagoda_vm.last_update, which every later job of the space waits for,
+ * and is what the ioctl's out-syncobj receives.
+ *
+ * Allocations move (eviction, make-resident, another space's job). A move
+ * only marks the allocation's links evicted (drm_gpuvm_bo_evict(), from
+ * TTM's move callback, the allocation reserved); before the next job of a
+ * space runs, pagoda_vm_prepare_job() locks every allocation the space
+ * maps, validates the evicted ones back where they belong (the model's
+ * residency list made resident) and rewrites their entries, one ranged
+ * TLB flush per mapping, in one batch the job waits for. No job of the
+ * space runs in between: a move waits for the jobs using the allocation
+ * (they are in its reservation), and the next job waits for the rewrite.
+ *
+ * Locking: &pagoda_vm.lock serialises the space (bind, job preparation,
+ * teardown). Inside it come allocation reservations (a ww class), then the
+ * paging engine's submit lock while a batch is built, then
+ * &pagoda_bo.gpuva_lock, the lock of an allocation's list of links
+ * (drm_gem_gpuva_set_lock()), which is innermost: nothing that may free an
+ * allocation or submit paging work runs under it.
+ */
+
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_exec.h>
+#include <drm/drm_file.h>
+#include <drm/drm_syncobj.h>
+
+#include <uapi/drm/pagoda_drm.h>
+
+#include "pagoda_drv.h"
+#include "pagoda_paging.h"
+#include "pagoda_vm.h"
+
+/* New mappings one map or unmap may need: the map and two split remnants. */
+#define PAGODA_VM_PREALLOC	3
+
+/**
+ * struct pagoda_vm_bo - an allocation's link to one address space
+ * @base: drm_gpuvm's link
+ * @rebind: in the list of links whose mappings pagoda_vm_prepare_job()
+ *	rewrites, under &pagoda_vm.lock
+ */
+struct pagoda_vm_bo {
+	struct drm_gpuvm_bo base;
+	struct list_head rebind;
+};
+
+/* The state of one map or unmap, for the drm_gpuvm callbacks. */
+struct pagoda_vm_op_ctx {
+	struct pagoda_vm *vm;
+	struct pagoda_paging_batch *batch;
+	struct drm_gpuvm_bo *vm_bo;
+	u64 pte_flags;
+	struct pagoda_vma *prealloc[PAGODA_VM_PREALLOC];
+	struct list_head released;
+	struct list_head *rebind;
+};
+
+static struct pagoda_vma *to_pagoda_vma(struct drm_gpuva *va)
+{
+	return container_of(va, struct pagoda_vma, base);
+}
+
+static struct pagoda_vma *op_ctx_vma(struct pagoda_vm_op_ctx *op_ctx, u64 pte_flags)
+{
+	unsigned int i;
+
+	for (i = 0; i < PAGODA_VM_PREALLOC; i++) {
+		struct pagoda_vma *vma = op_ctx->prealloc[i];
+
+		if (vma) {
+			op_ctx->prealloc[i] = NULL;
+			vma->pte_flags = pte_flags;
+			return vma;
+		}
+	}
+	return NULL;
+}
+
+/* Link @vma to @vm_bo under the allocation's link lock (none for zero pages). */
+static void pagoda_vma_link(struct pagoda_vma *vma, struct drm_gpuvm_bo *vm_bo)
+{
+	struct pagoda_bo *bo;
+
+	if (!vm_bo)
+		return;
+	bo = gem_to_pagoda_bo(vm_bo->obj);
+	mutex_lock(&bo->gpuva_lock);
+	drm_gpuva_link(&vma->base, vm_bo);
+	mutex_unlock(&bo->gpuva_lock);
+}
+
+/*
+ * Drop a link reference. The last one frees the link, which drops its
+ * allocation reference: that may free the allocation, so not under its
+ * link lock, nor while a batch is built.
+ */
+static void pagoda_vm_bo_put(struct drm_gpuvm_bo *vm_bo)
+{
+	struct drm_gem_object *obj = vm_bo->obj;
+	struct pagoda_bo *bo = gem_to_pagoda_bo(obj);
+
+	drm_gem_object_get(obj);
+	mutex_lock(&bo->gpuva_lock);
+	drm_gpuvm_bo_put(vm_bo);
+	mutex_unlock(&bo->gpuva_lock);
+	drm_gem_object_put(obj);
+}
+
+/* Unlink and free mappings taken out of the tree by the callbacks below. */
+static void pagoda_vm_release_vmas(struct list_head *released)
+{
+	struct pagoda_vma *vma, *next;
+
+	list_for_each_entry_safe(vma, next, released, link) {
+		struct drm_gpuvm_bo *vm_bo = vma->base.vm_bo;
+
+		if (vm_bo) {
+			/* unlinking drops the mapping's reference: keep one */
+			drm_gpuvm_bo_get(vm_bo);
+			mutex_lock(&gem_to_pagoda_bo(vm_bo->obj)->gpuva_lock);
+			drm_gpuva_unlink(&vma->base);
+			mutex_unlock(&gem_to_pagoda_bo(vm_bo->obj)->gpuva_lock);
+			pagoda_vm_bo_put(vm_bo);
+		}
+		list_del(&vma->link);
+		kfree(vma);
+	}
+}
+
+static int pagoda_vm_step_map(struct drm_gpuva_op *op, void *priv)
+{
+	struct pagoda_vm_op_ctx *op_ctx = priv;
+	struct pagoda_vm *vm = op_ctx->vm;
+	struct pagoda_vma *vma = op_ctx_vma(op_ctx, op_ctx->pte_flags);
+	struct drm_gem_object *obj = op->map.gem.obj;
+	int ret;
+
+	if (WARN_ON(!vma))
+		return -EINVAL;
+	ret = pagoda_pt_map(vm, op_ctx->batch, op->map.va.addr, op->map.va.range,
+			    obj ? gem_to_pagoda_bo(obj) : NULL, op->map.gem.offset,
+			    op_ctx->pte_flags, false);
+	if (ret) {
+		kfree(vma);
+		return ret;
+	}
+	drm_gpuva_map(&vm->gpuvm, &vma->base, &op->map);
+	pagoda_vma_link(vma, op_ctx->vm_bo);
+	return 0;
+}
+
+static int pagoda_vm_step_remap(struct drm_gpuva_op *op, void *priv)
+{
+	struct pagoda_vm_op_ctx *op_ctx = priv;
+	struct pagoda_vma *old = to_pagoda_vma(op->remap.unmap->va);
+	struct pagoda_vma *prev = NULL, *next = NULL;
+	u64 start, range;
+	int ret;
+
+	drm_gpuva_op_remap_to_unmap_range(&op->remap, &start, &range);
+	if (!op_ctx->vm->dying) {
+		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->batch, start, range);
+		if (ret)
+			return ret;
+	}
+	if (op->remap.prev)
+		prev = op_ctx_vma(op_ctx, old->pte_flags);
+	if (op->remap.next)
+		next = op_ctx_vma(op_ctx, old->pte_flags);
+	if (WARN_ON((op->remap.prev && !prev) || (op->remap.next && !next)))
+		return -EINVAL;
+	drm_gpuva_remap(prev ? &prev->base : NULL, next ? &next->base : NULL, &op->remap);
+	if (prev)
+		pagoda_vma_link(prev, old->base.vm_bo);
+	if (next)
+		pagoda_vma_link(next, old->base.vm_bo);
+	list_add_tail(&old->link, &op_ctx->released);
+	return 0;
+}
+
+static int pagoda_vm_step_unmap(struct drm_gpuva_op *op, void *priv)
+{
+	struct pagoda_vm_op_ctx *op_ctx = priv;
+	struct pagoda_vma *vma = to_pagoda_vma(op->unmap.va);
+	int ret;
+
+	if (!op_ctx->vm->dying) {
+		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->batch, vma->base.va.addr,
+				      vma->base.va.range);
+		if (ret)
+			return ret;
+	}
+	drm_gpuva_unmap(&op->unmap);
+	list_add_tail(&vma->link, &op_ctx->released);
+	return 0;
+}
+
+/*
+ * An evicted or moved allocation of the space, reserved: placed back where
+ * it belongs, its mappings queued for rewriting.
+ */
+static int pagoda_vm_bo_validate(struct drm_gpuvm_bo *vm_bo, struct drm_exec *exec)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct pagoda_vm_bo *pvb = container_of(vm_bo, struct pagoda_vm_bo, base);
+	struct pagoda_vm *vm = to_pagoda_vm(vm_bo->vm);
+	int ret;
+
+	ret = pagoda_bo_place(gem_to_pagoda_bo(vm_bo->obj), &ctx);
+	if (ret)
+		return ret;
+	vm_bo->evicted = false;
+	if (list_empty(&pvb->rebind))
+		list_add_tail(&pvb->rebind, &vm->rebind);
+	return 0;
+}
+
+static struct drm_gpuvm_bo *pagoda_vm_bo_alloc(void)
+{
+	struct pagoda_vm_bo *pvb = kzalloc(sizeof(*pvb), GFP_KERNEL);
+
+	if (!pvb)
+		return NULL;
+	INIT_LIST_HEAD(&pvb->rebind);
+	return &pvb->base;
+}
+
+static void pagoda_vm_bo_free(struct drm_gpuvm_bo *vm_bo)
+{
+	struct pagoda_vm_bo *pvb = container_of(vm_bo, struct pagoda_vm_bo, base);
+
+	list_del(&pvb->rebind);
+	kfree(pvb);
+}
+
+static void pagoda_vm_free(struct drm_gpuvm *gpuvm)
+{
+	struct pagoda_vm *vm = to_pagoda_vm(gpuvm);
+
+	mutex_destroy(&vm->lock);
+	kfree(vm);
+}
+
+static const struct drm_gpuvm_ops pagoda_gpuvm_ops = {
+	.vm_free = pagoda_vm_free,
+	.vm_bo_alloc = pagoda_vm_bo_alloc,
+	.vm_bo_free = pagoda_vm_bo_free,
+	.vm_bo_validate = pagoda_vm_bo_validate,
+	.sm_step_map = pagoda_vm_step_map,
+	.sm_step_remap = pagoda_vm_step_remap,
+	.sm_step_unmap = pagoda_vm_step_unmap,
+};
+
+/**
+ * pagoda_vm_create - a new address space
+ * @pgdev: the device
+ *
+ * Return: the space (one reference), or an ERR_PTR.
+ */
+struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev)
+{
+	struct drm_gem_object *resv_obj;
+	struct pagoda_vm *vm;
+
+	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
+	if (!vm)
+		return ERR_PTR(-ENOMEM);
+	vm->pgdev = pgdev;
+	vm->levels = pgdev->params.mmu_levels;
+	mutex_init(&vm->lock);
+	INIT_LIST_HEAD(&vm->rebind);
+	pagoda_pt_init(vm);
+	drm_mm_init(&vm->reservations, DRM_PAGODA_VA_START, vm->va_end - DRM_PAGODA_VA_START);
+
+	resv_obj = drm_gpuvm_resv_object_alloc(&pgdev->drm);
+	if (!resv_obj) {
+		drm_mm_takedown(&vm->reservations);
+		mutex_destroy(&vm->lock);
+		kfree(vm);
+		return ERR_PTR(-ENOMEM);
+	}
+	drm_gpuvm_init(&vm->gpuvm, "pagoda", 0, &pgdev->drm, resv_obj, DRM_PAGODA_VA_START,
+		       vm->va_end - DRM_PAGODA_VA_START, 0, 0, &pagoda_gpuvm_ops);
+	drm_gem_object_put(resv_obj);
+	return vm;
+}
+
+/* Reservations, drm_gpuvm's mappings and the space's tables all end here. */
+static void pagoda_vm_unmap_all(struct pagoda_vm *vm)
+{
+	struct pagoda_vm_op_ctx op_ctx = { .vm = vm };
+
+	INIT_LIST_HEAD(&op_ctx.released);
+	vm->dying = true;
+	/* with @dying set, the callbacks write no table: nothing allocates */
+	WARN_ON(drm_gpuvm_sm_unmap(&vm->gpuvm, &op_ctx, DRM_PAGODA_VA_START,
+				   vm->va_end - DRM_PAGODA_VA_START));
+	pagoda_vm_release_vmas(&op_ctx.released);
+}
+
+/**
+ * pagoda_vm_destroy - tear an address space down at file close
+ * @vm: the space; the file's contexts are gone
+ *
+ * Waits for the space's jobs, unmaps everything, gives its device context
+ * back and frees its tables. The memory goes with the last reference
+ * (contexts whose jobs are not freed yet hold one).
+ */
+void pagoda_vm_destroy(struct pagoda_vm *vm)
+{
+	struct drm_mm_node *node, *next;
+
+	dma_resv_wait_timeout(drm_gpuvm_resv(&vm->gpuvm), DMA_RESV_USAGE_BOOKKEEP, false,
+			      MAX_SCHEDULE_TIMEOUT);
+	mutex_lock(&vm->lock);
+	pagoda_vm_unmap_all(vm);
+	drm_mm_for_each_node_safe(node, next, &vm->reservations) {
+		drm_mm_remove_node(node);
+		kfree(container_of(node, struct pagoda_va_reservation, node));
+	}
+	drm_mm_takedown(&vm->reservations);
+	pagoda_slot_release_vm(vm->pgdev, vm);
+	pagoda_pt_fini(vm);
+	mutex_unlock(&vm->lock);
+	drm_gpuvm_put(&vm->gpuvm);
+}
+
+/**
+ * pagoda_vm_bo_moved - an allocation left the memory its mappings name
+ * @bo: the allocation, reserved
+ *
+ * Called from TTM's move and swap callbacks: every address space mapping
+ * it rewrites its entries before its next job (pagoda_vm_prepare_job()).
+ */
+void pagoda_vm_bo_moved(struct pagoda_bo *bo)
+{
+	struct drm_gpuvm_bo *vm_bo;
+
+	mutex_lock(&bo->gpuva_lock);
+	drm_gem_for_each_gpuvm_bo(vm_bo, &bo->tbo.base)
+		drm_gpuvm_bo_evict(vm_bo, true);
+	mutex_unlock(&bo->gpuva_lock);
+}
+
+/* Submit @batch (or abort it on @ret); its fence becomes the last update. */
+static int pagoda_vm_batch_done(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, int ret)
+{
+	struct dma_fence *fence = pagoda_paging_batch_finish(batch, ret);
+
+	if (IS_ERR(fence)) {
+		/* part of the batch may have run: the tables are not known */
+		vm->lost = true;
+		return PTR_ERR(fence);
+	}
+	dma_fence_put(vm->last_update);
+	vm->last_update = fence;
+	return 0;
+}
+
+/* Rewrite the mappings of the links validate queued. */
+static int pagoda_vm_rebind(struct pagoda_vm *vm)
+{
+	struct pagoda_vm_bo *pvb, *next;
+	struct pagoda_paging_batch batch;
+	int ret = 0;
+
+	if (list_empty(&vm->rebind))
+		return 0;
+	pagoda_paging_batch_init(&batch, vm->pgdev);
+	list_for_each_entry_safe(pvb, next, &vm->rebind, rebind) {
+		struct drm_gpuvm_bo *vm_bo = &pvb->base;
+		struct drm_gpuva *va;
+
+		drm_gpuvm_bo_for_each_va(va, vm_bo) {
+			ret = pagoda_pt_map(vm, &batch, va->va.addr, va->va.range,
+					    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset,
+					    to_pagoda_vma(va)->pte_flags, true);
+			if (ret)
+				break;
+		}
+		if (ret)
+			break;
+		list_del_init(&pvb->rebind);
+	}
+	return pagoda_vm_batch_done(vm, &batch, ret);
+}
+
+/**
+ * pagoda_vm_prepare_job - make what a space maps usable by a job
+ * @vm: the space, its lock held
+ * @exec: locks every allocation of the space (drm_gpuvm_exec_lock())
+ * @job: the job, not armed yet
+ *
+ * Validates the evicted allocations and rewrites their mappings, then
+ * makes @job wait for the space's last page-table update and for the
+ * moves of every allocation it maps.
+ *
+ * Return: 0 or a negative errno (-EIO when the space's tables were lost).
+ */
+int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec, struct drm_sched_job *job)
+{
+	struct drm_gem_object *obj;
+	unsigned long index;
+	int ret;
+
+	if (vm->lost)
+		return -EIO;
+	ret = drm_gpuvm_validate(&vm->gpuvm, exec);
+	if (!ret)
+		ret = pagoda_vm_rebind(vm);
+	if (ret)
+		return ret;
+	drm_exec_for_each_locked_object(exec, index, obj) {
+		ret = drm_sched_job_add_resv_dependencies(job, obj->resv, DMA_RESV_USAGE_KERNEL);
+		if (ret)
+			return ret;
+	}
+	return vm->last_update ?
+	       drm_sched_job_add_dependency(job, dma_fence_get(vm->last_update)) : 0;
+}
+
+/**
+ * pagoda_vm_check_exec - whether a command buffer is mapped executable
+ * @vm: the space, its lock held
+ * @va: the buffer
+ * @size: its bytes
+ *
+ * Return: 0, -ENOENT when a page of it is not mapped, -EACCES when one is
+ * mapped no-execute or to zero pages.
+ */
+int pagoda_vm_check_exec(struct pagoda_vm *vm, u64 va, u64 size)
+{
+	u64 covered = va, end = va + size;
+	struct drm_gpuva *gpuva;
+
+	drm_gpuvm_for_each_va_range(gpuva, &vm->gpuvm, va, end) {
+		if (gpuva->va.addr > covered)
+			return -ENOENT;
+		if (!gpuva->gem.obj || to_pagoda_vma(gpuva)->pte_flags & PAGODA_PTE_NO_EXECUTE)
+			return -EACCES;
+		covered = gpuva->va.addr + gpuva->va.range;
+	}
+	return covered >= end ? 0 : -ENOENT;
+}
+
+/* The reservation holding all of [va, va + size), or NULL. */
+static struct pagoda_va_reservation *pagoda_vm_find_reservation(struct pagoda_vm *vm, u64 va,
+								 u64 size)
+{
+	struct drm_mm_node *node;
+
+	drm_mm_for_each_node_in_range(node, &vm->reservations, va, va + size) {
+		if (node->start <= va && va + size <= node->start + node->size)
+			return container_of(node, struct pagoda_va_reservation, node);
+		return NULL;
+	}
+	return NULL;
+}
+
+static int pagoda_vm_reserve(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op)
+{
+	struct pagoda_va_reservation *res;
+	u64 size = round_up(op->size, DRM_PAGODA_VA_ALIGN);
+	int ret;
+
+	res = kzalloc(sizeof(*res), GFP_KERNEL);
+	if (!res)
+		return -ENOMEM;
+	if (op->flags & DRM_PAGODA_VM_FIXED) {
+		res->node.start = op->va;
+		res->node.size = size;
+		ret = drm_mm_reserve_node(&vm->reservations, &res->node);
+		if (ret == -ENOSPC)
+			ret = -EEXIST;
+	} else {
+		ret = drm_mm_insert_node_in_range(&vm->reservations, &res->node, size,
+						  DRM_PAGODA_VA_ALIGN, 0,
+						  max_t(u64, op->min_va, DRM_PAGODA_VA_START),
+						  op->max_va ?: vm->va_end, DRM_MM_INSERT_LOW);
+		op->va = res->node.start;
+	}
+	if (ret)
+		kfree(res);
+	return ret;
+}
+
+/* Run @fn (drm_gpuvm_sm_map or _sm_unmap) in one batch. */
+static int pagoda_vm_update(struct pagoda_vm *vm, struct pagoda_vm_op_ctx *op_ctx, u64 va,
+			    u64 size, struct drm_gem_object *obj, u64 offset)
+{
+	struct pagoda_paging_batch batch;
+	unsigned int i;
+	int ret;
+
+	INIT_LIST_HEAD(&op_ctx->released);
+	op_ctx->vm = vm;
+	op_ctx->batch = &batch;
+	for (i = 0; i < PAGODA_VM_PREALLOC; i++) {
+		op_ctx->prealloc[i] = kzalloc(sizeof(*op_ctx->prealloc[i]), GFP_KERNEL);
+		if (!op_ctx->prealloc[i]) {
+			ret = -ENOMEM;
+			goto out;
+		}
+	}
+	pagoda_paging_batch_init(&batch, vm->pgdev);
+	if (op_ctx->vm_bo || (op_ctx->pte_flags & PAGODA_PTE_ZERO))
+		ret = drm_gpuvm_sm_map(&vm->gpuvm, op_ctx, va, size, obj, offset);
+	else
+		ret = drm_gpuvm_sm_unmap(&vm->gpuvm, op_ctx, va, size);
+	if (ret)
+		vm->lost = true;
+	ret = pagoda_vm_batch_done(vm, &batch, ret);
+out:
+	pagoda_vm_release_vmas(&op_ctx->released);
+	for (i = 0; i < PAGODA_VM_PREALLOC; i++)
+		kfree(op_ctx->prealloc[i]);
+	return ret;
+}
+
+static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
+			 struct drm_gem_object *obj)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct pagoda_vm_op_ctx op_ctx = {};
+	struct pagoda_bo *bo;
+	int ret;
+
+	op_ctx.pte_flags = (op->flags & DRM_PAGODA_VM_READ_ONLY ? PAGODA_PTE_READ_ONLY : 0) |
+			   (op->flags & DRM_PAGODA_VM_NO_EXECUTE ? PAGODA_PTE_NO_EXECUTE : 0);
+	if (!obj) {
+		op_ctx.pte_flags |= PAGODA_PTE_ZERO;
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size);
+		return ret ?: pagoda_vm_update(vm, &op_ctx, op->va, op->size, NULL, 0);
+	}
+
+	bo = gem_to_pagoda_bo(obj);
+	ret = pagoda_pt_alloc_range(vm, op->va, op->size);
+	if (ret)
+		return ret;
+	ret = dma_resv_lock_interruptible(obj->resv, NULL);
+	if (ret)
+		return ret;
+	ret = pagoda_bo_place(bo, &ctx);
+	if (ret)
+		goto unlock;
+	mutex_lock(&bo->gpuva_lock);
+	op_ctx.vm_bo = drm_gpuvm_bo_obtain(&vm->gpuvm, obj);
+	mutex_unlock(&bo->gpuva_lock);
+	if (IS_ERR(op_ctx.vm_bo)) {
+		ret = PTR_ERR(op_ctx.vm_bo);
+		goto unlock;
+	}
+	drm_gpuvm_bo_extobj_add(op_ctx.vm_bo);
+	ret = pagoda_vm_update(vm, &op_ctx, op->va, op->size, obj, op->offset);
+	dma_resv_unlock(obj->resv);
+	pagoda_vm_bo_put(op_ctx.vm_bo);
+	return ret;
+
+unlock:
+	dma_resv_unlock(obj->resv);
+	return ret;
+}
+
+/* Whether [va, va + size) is mapped throughout. */
+static bool pagoda_vm_range_mapped(struct pagoda_vm *vm, u64 va, u64 size)
+{
+	u64 covered = va, end = va + size;
+	struct drm_gpuva *gpuva;
+
+	drm_gpuvm_for_each_va_range(gpuva, &vm->gpuvm, va, end) {
+		if (gpuva->va.addr > covered)
+			return false;
+		covered = gpuva->va.addr + gpuva->va.range;
+	}
+	return covered >= end;
+}
+
+static int pagoda_vm_unmap(struct pagoda_vm *vm, u64 va, u64 size)
+{
+	struct pagoda_vm_op_ctx op_ctx = {};
+
+	return pagoda_vm_update(vm, &op_ctx, va, size, NULL, 0);
+}
+
+static int pagoda_vm_free_reservation(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op)
+{
+	struct pagoda_va_reservation *res = pagoda_vm_find_reservation(vm, op->va, op->size);
+	int ret;
+
+	if (!res || res->node.start != op->va || res->node.size != op->size)
+		return -ENOENT;
+	if (!drm_gpuvm_interval_empty(&vm->gpuvm, op->va, op->size)) {
+		ret = pagoda_vm_unmap(vm, op->va, op->size);
+		if (ret)
+			return ret;
+	}
+	drm_mm_remove_node(&res->node);
+	kfree(res);
+	return 0;
+}
+
+/* One operation against the space's state; @obj is MAP's allocation. */
+static int pagoda_vm_run_op(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
+			    struct drm_gem_object *obj)
+{
+	struct pagoda_va_reservation *res;
+	int ret;
+
+	switch (op->op) {
+	case DRM_PAGODA_VM_OP_RESERVE:
+		return pagoda_vm_reserve(vm, op);
+	case DRM_PAGODA_VM_OP_FREE:
+		return pagoda_vm_free_reservation(vm, op);
+	case DRM_PAGODA_VM_OP_MAP:
+		if (op->flags & DRM_PAGODA_VM_FIXED) {
+			if (!pagoda_vm_find_reservation(vm, op->va, op->size))
+				return -ENOENT;
+			return pagoda_vm_map(vm, op, obj);
+		}
+		ret = pagoda_vm_reserve(vm, op);
+		if (ret)
+			return ret;
+		ret = pagoda_vm_map(vm, op, obj);
+		if (ret) {
+			res = pagoda_vm_find_reservation(vm, op->va, op->size);
+			if (res && drm_gpuvm_interval_empty(&vm->gpuvm, op->va, op->size)) {
+				drm_mm_remove_node(&res->node);
+				kfree(res);
+			}
+		}
+		return ret;
+	case DRM_PAGODA_VM_OP_UNMAP:
+		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
+		    !pagoda_vm_range_mapped(vm, op->va, op->size))
+			return -ENOENT;
+		return pagoda_vm_unmap(vm, op->va, op->size);
+	}
+	return -EINVAL;
+}
+
+/* [va, va + size) lies in what the space maps, without wrapping. */
+static bool pagoda_vm_range_ok(struct pagoda_vm *vm, u64 va, u64 size)
+{
+	return va >= DRM_PAGODA_VA_START && size <= vm->va_end && va <= vm->va_end - size;
+}
+
+/* The checks that need no state of the space. */
+static int pagoda_vm_check_op(struct pagoda_vm *vm, const struct drm_pagoda_vm_op *op)
+{
+	bool fixed = op->flags & DRM_PAGODA_VM_FIXED;
+	u64 align = op->op == DRM_PAGODA_VM_OP_RESERVE || op->op == DRM_PAGODA_VM_OP_FREE ?
+		    DRM_PAGODA_VA_ALIGN : DRM_PAGODA_VA_PAGE;
+	u32 allowed;
+
+	switch (op->op) {
+	case DRM_PAGODA_VM_OP_RESERVE:
+		allowed = DRM_PAGODA_VM_FIXED;
+		break;
+	case DRM_PAGODA_VM_OP_MAP:
+		allowed = DRM_PAGODA_VM_FLAGS;
+		break;
+	case DRM_PAGODA_VM_OP_FREE:
+	case DRM_PAGODA_VM_OP_UNMAP:
+		allowed = 0;
+		fixed = true;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (op->pad || op->flags & ~allowed || !op->size || !IS_ALIGNED(op->size, align))
+		return -EINVAL;
+	if (op->op == DRM_PAGODA_VM_OP_MAP && !(op->flags & DRM_PAGODA_VM_ZERO)) {
+		if (!op->handle || !IS_ALIGNED(op->offset, DRM_PAGODA_VA_PAGE))
+			return -EINVAL;
+	} else if (op->handle || op->offset) {
+		return -EINVAL;
+	}
+	if (fixed)
+		return op->min_va || op->max_va || !IS_ALIGNED(op->va, align) ||
+		       !pagoda_vm_range_ok(vm, op->va, op->size) ? -EINVAL : 0;
+	if (!IS_ALIGNED(op->min_va, DRM_PAGODA_VA_ALIGN) ||
+	    !IS_ALIGNED(op->max_va, DRM_PAGODA_VA_ALIGN) || op->max_va > vm->va_end ||
+	    (op->max_va && op->max_va <= op->min_va) || op->size > vm->va_end)
+		return -EINVAL;
+	return 0;
+}
+
+/* The allocations MAP operations name, looked up before anything runs. */
+static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
+				 const struct drm_pagoda_vm_op *ops, u32 count,
+				 struct drm_gem_object **objs)
+{
+	u32 i;
+
+	for (i = 0; i < count; i++) {
+		const struct drm_pagoda_vm_op *op = &ops[i];
+		int ret = pagoda_vm_check_op(vm, op);
+
+		if (ret)
+			return ret;
+		if (op->op != DRM_PAGODA_VM_OP_MAP || (op->flags & DRM_PAGODA_VM_ZERO))
+			continue;
+		objs[i] = drm_gem_object_lookup(file, op->handle);
+		if (!objs[i])
+			return -ENOENT;
+		if (op->offset > objs[i]->size || op->size > objs[i]->size - op->offset)
+			return -EINVAL;
+	}
+	return 0;
+}
+
+/* Give the out-syncobj (if any) @fence, binary or at a timeline point. */
+int pagoda_syncobj_signal(struct drm_file *file, const struct drm_pagoda_sync *sync,
+			  struct dma_fence_chain **chain, struct dma_fence *fence)
+{
+	struct drm_syncobj *syncobj = drm_syncobj_find(file, sync->handle);
+
+	if (!syncobj)
+		return -ENOENT;
+	if (sync->point) {
+		drm_syncobj_add_point(syncobj, *chain, fence, sync->point);
+		*chain = NULL;
+	} else {
+		drm_syncobj_replace_fence(syncobj, fence);
+	}
+	drm_syncobj_put(syncobj);
+	return 0;
+}
+
+/**
+ * pagoda_ioctl_vm_bind - DRM_IOCTL_PAGODA_VM_BIND
+ * @drm: the DRM device
+ * @data: struct drm_pagoda_vm_bind
+ * @file: the caller's file, whose address space changes
+ *
+ * Return: 0; -EINVAL for a bad argument or operation (nothing runs),
+ * -ENOENT for an unknown handle or out-syncobj (nothing runs) or an
+ * operation naming a reservation or mapping that is not there, -EEXIST for
+ * a reservation over another, -ENOSPC when no free range fits, -ENOMEM,
+ * -EFAULT, -EIO once the space's tables were lost, -ENODEV after unplug.
+ */
+int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct pagoda_file *pfile = file->driver_priv;
+	struct drm_pagoda_vm_bind *args = data;
+	struct pagoda_vm *vm = pfile->vm;
+	struct dma_fence_chain *chain = NULL;
+	struct drm_pagoda_vm_op *ops;
+	struct drm_gem_object **objs;
+	struct dma_fence *fence;
+	u32 count = args->count, i, done = 0;
+	int ret, idx;
+
+	args->count = 0;
+	if (!count || count > DRM_PAGODA_VM_BIND_MAX_OPS || args->flags || args->out_sync.flags)
+		return -EINVAL;
+	ops = kvmalloc_array(count, sizeof(*ops), GFP_KERNEL);
+	objs = kvcalloc(count, sizeof(*objs), GFP_KERNEL);
+	if (!ops || !objs) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	if (copy_from_user(ops, u64_to_user_ptr(args->ops), count * sizeof(*ops))) {
+		ret = -EFAULT;
+		goto out_free;
+	}
+	ret = pagoda_vm_lookup_objs(file, vm, ops, count, objs);
+	if (ret)
+		goto out_free;
+	if (args->out_sync.handle) {
+		struct drm_syncobj *syncobj = drm_syncobj_find(file, args->out_sync.handle);
+
+		if (!syncobj) {
+			ret = -ENOENT;
+			goto out_free;
+		}
+		drm_syncobj_put(syncobj);
+		if (args->out_sync.point) {
+			chain = dma_fence_chain_alloc();
+			if (!chain) {
+				ret = -ENOMEM;
+				goto out_free;
+			}
+		}
+	}
+
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
+		goto out_free;
+	}
+	ret = down_read_interruptible(&pgdev->reset_lock);
+	if (ret)
+		goto out_exit;
+	mutex_lock(&vm->lock);
+	for (i = 0; i < count; i++) {
+		ret = vm->lost ? -EIO : pagoda_vm_run_op(vm, &ops[i], objs[i]);
+		if (ret)
+			break;
+		done++;
+	}
+	fence = vm->last_update ? dma_fence_get(vm->last_update) : dma_fence_get_stub();
+	mutex_unlock(&vm->lock);
+	up_read(&pgdev->reset_lock);
+
+	if (args->out_sync.handle)
+		pagoda_syncobj_signal(file, &args->out_sync, &chain, fence);
+	dma_fence_put(fence);
+	args->count = done;
+	if (copy_to_user(u64_to_user_ptr(args->ops), ops, done * sizeof(*ops)))
+		ret = ret ?: -EFAULT;
+out_exit:
+	drm_dev_exit(idx);
+out_free:
+	dma_fence_chain_free(chain);
+	if (objs)
+		for (i = 0; i < count; i++)
+			if (objs[i])
+				drm_gem_object_put(objs[i]);
+	kvfree(objs);
+	kvfree(ops);
+	return ret;
+}

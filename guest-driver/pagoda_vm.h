@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Pagoda GPU virtual address spaces, their page tables, GPU contexts and
+ * the device's context slots. See the DOC blocks of pagoda_vm.c,
+ * pagoda_pt.c and pagoda_sched.c.
+ */
+#ifndef PAGODA_VM_H
+#define PAGODA_VM_H
+
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+
+#include <drm/drm_gpuvm.h>
+#include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
+
+#include <pagoda/pagoda_hw.h>
+
+struct dma_fence;
+struct drm_exec;
+struct drm_file;
+struct pagoda_bo;
+struct pagoda_device;
+struct pagoda_paging_batch;
+
+/* Entries of a table below the root, and its bytes. */
+#define PAGODA_PT_ENTRIES		512
+#define PAGODA_PT_SIZE			SZ_4K
+/* Tables of one page-table allocation (a chunk). */
+#define PAGODA_PT_PER_CHUNK		16
+#define PAGODA_PT_CHUNK_SIZE		(PAGODA_PT_PER_CHUNK * PAGODA_PT_SIZE)
+
+/**
+ * struct pagoda_pt_chunk - an allocation holding page tables of one space
+ * @link: in &pagoda_vm.pt_chunks
+ * @bo: the allocation, pinned
+ * @free: bit i set: table i of the chunk is free
+ */
+struct pagoda_pt_chunk {
+	struct list_head link;
+	struct pagoda_bo *bo;
+	unsigned long free;
+};
+
+/**
+ * struct pagoda_pt - one page table
+ * @chunk: the allocation it lives in
+ * @addr: its device physical address (the chunk is pinned)
+ * @index: its table in @chunk
+ * @level: 0 for a leaf table
+ * @fresh: allocated, its entries not yet written invalid by the device
+ *	and its parent entry not yet pointing to it
+ * @used: valid entries
+ * @children: the tables its entries point to (levels above 0), by index
+ */
+struct pagoda_pt {
+	struct pagoda_pt_chunk *chunk;
+	u64 addr;
+	u8 index;
+	u8 level;
+	bool fresh;
+	u32 used;
+	struct pagoda_pt *children[];
+};
+
+/**
+ * struct pagoda_vm - a GPU virtual address space (one per DRM file)
+ * @gpuvm: the mappings, with their allocations' links and eviction state
+ * @pgdev: the device
+ * @lock: serialises everything that changes the space: reservations,
+ *	mappings, page tables, @last_update. Taken before allocation
+ *	reservations and before the paging engine's submit lock.
+ * @reservations: reserved VA ranges (struct pagoda_va_reservation)
+ * @root: the root table, NULL until the first mapping
+ * @levels: page-table levels (PAGODA_REG_MMU_LEVELS)
+ * @va_end: end of the VA range the root covers
+ * @pt_chunks: its page-table allocations
+ * @tables: tables in use, per level
+ * @last_update: fence of the last page-table update; jobs of the space
+ *	wait for it. Under @lock.
+ * @rebind: links (struct pagoda_vm_bo) whose mappings are to be
+ *	rewritten, under @lock
+ * @dying: being torn down: mappings go without writing tables
+ * @lost: a table update failed part-way: the space takes no more work
+ * @slot: the device context that runs the space's work, 0 for none;
+ *	under &pagoda_device.slot_lock
+ * @faults: faults of its jobs so far
+ */
+struct pagoda_vm {
+	struct drm_gpuvm gpuvm;
+	struct pagoda_device *pgdev;
+	struct mutex lock; /* see @lock above */
+	struct drm_mm reservations;
+	struct pagoda_pt *root;
+	u32 levels;
+	u64 va_end;
+	struct list_head pt_chunks;
+	u32 tables[PAGODA_MMU_MAX_LEVELS];
+	struct dma_fence *last_update;
+	struct list_head rebind;
+	bool dying;
+	bool lost;
+	u32 slot;
+	u32 faults;
+};
+
+/**
+ * struct pagoda_va_reservation - a reserved VA range
+ * @node: its range in &pagoda_vm.reservations
+ */
+struct pagoda_va_reservation {
+	struct drm_mm_node node;
+};
+
+/**
+ * struct pagoda_vma - a mapping
+ * @base: range, allocation and offset (no allocation for a zero mapping)
+ * @pte_flags: PAGODA_PTE_* protections of its pages
+ * @link: in a list of mappings being released
+ */
+struct pagoda_vma {
+	struct drm_gpuva base;
+	u64 pte_flags;
+	struct list_head link;
+};
+
+/**
+ * struct pagoda_fault - a fault record of a context
+ * @va: PAGODA_REG_FAULT_VA
+ * @code: PAGODA_FAULT_*
+ * @access: PAGODA_ACCESS_*
+ * @level: page-table level, 0xff when not a walk
+ * @engine: engine id
+ */
+struct pagoda_fault {
+	u64 va;
+	u32 code;
+	u32 access;
+	u32 level;
+	u32 engine;
+};
+
+/**
+ * struct pagoda_gpu_ctx - a GPU context of a file
+ * @id: its handle in &pagoda_file.contexts
+ * @vm: the file's address space (a reference on its gpuvm)
+ * @entity: its scheduler entity on the render engine
+ * @priority: DRM_PAGODA_PRIORITY_*
+ * @banned: set when one of its jobs faulted: its later jobs are cancelled
+ * @fault: the first fault, valid once @banned
+ * @refcount: the file's handle and each job hold one
+ */
+struct pagoda_gpu_ctx {
+	u32 id;
+	struct pagoda_vm *vm;
+	struct drm_sched_entity entity;
+	u32 priority;
+	bool banned;
+	struct pagoda_fault fault;
+	struct kref refcount;
+};
+
+/**
+ * struct pagoda_render_job - a user job on the render engine
+ * @base: the scheduler's job
+ * @ctx: its context (a reference)
+ * @cmd_va: VA of its command buffer
+ * @cmd_size: bytes
+ * @hw_fence: the engine's fence once it ran
+ * @slot: the device context it ran in
+ * @slot_cb: releases @slot when @hw_fence signals
+ */
+struct pagoda_render_job {
+	struct drm_sched_job base;
+	struct pagoda_gpu_ctx *ctx;
+	u64 cmd_va;
+	u32 cmd_size;
+	struct dma_fence *hw_fence;
+	u32 slot;
+	struct dma_fence_cb slot_cb;
+};
+
+/**
+ * struct pagoda_slot - one of the device's contexts, as the driver lends it
+ * @vm: the space whose root it holds, or NULL
+ * @active: jobs in flight in it; the root changes only at 0
+ * @last_use: jiffies of the last job given it, for LRU stealing
+ * @draining: a fault halted it: it is resumed and freed once @active
+ *	reaches 0 (the engine skipped the jobs behind the fault)
+ */
+struct pagoda_slot {
+	struct pagoda_vm *vm;
+	u32 active;
+	unsigned long last_use;
+	bool draining;
+};
+
+static inline struct pagoda_vm *to_pagoda_vm(struct drm_gpuvm *gpuvm)
+{
+	return container_of(gpuvm, struct pagoda_vm, gpuvm);
+}
+
+/* pagoda_pt.c */
+void pagoda_pt_init(struct pagoda_vm *vm);
+void pagoda_pt_fini(struct pagoda_vm *vm);
+int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size);
+int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
+		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite);
+int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size);
+u64 pagoda_pt_root_addr(struct pagoda_vm *vm);
+u32 pagoda_pt_root_entries(struct pagoda_vm *vm);
+
+/* pagoda_vm.c */
+struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev);
+void pagoda_vm_destroy(struct pagoda_vm *vm);
+int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec,
+			  struct drm_sched_job *job);
+void pagoda_vm_bo_moved(struct pagoda_bo *bo);
+int pagoda_vm_check_exec(struct pagoda_vm *vm, u64 va, u64 size);
+struct drm_pagoda_sync;
+struct dma_fence_chain;
+int pagoda_syncobj_signal(struct drm_file *file, const struct drm_pagoda_sync *sync,
+			  struct dma_fence_chain **chain, struct dma_fence *fence);
+int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *file);
+
+/* pagoda_sched.c */
+int pagoda_sched_init(struct pagoda_device *pgdev);
+void pagoda_sched_fini(struct pagoda_device *pgdev);
+void pagoda_slot_release_vm(struct pagoda_device *pgdev, struct pagoda_vm *vm);
+void pagoda_sched_fault(struct pagoda_device *pgdev, u32 context, u64 fence,
+			const struct pagoda_fault *fault);
+int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file *file);
+int pagoda_ioctl_ctx_destroy(struct drm_device *drm, void *data, struct drm_file *file);
+int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *file);
+int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
+void pagoda_file_close_contexts(struct drm_file *file);
+
+#endif /* PAGODA_VM_H */

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Virtual-mode render jobs through the real device: allocations in each
+ * segment are mapped into the process's GPU address space, a command
+ * buffer at a VA copies, fills, writes immediates and computes CRC32s
+ * through those VAs, and every result matches what the CPU computes.
+ * Read-only and zero mappings behave as the model says (a write to a
+ * read-only page faults the job, a zero page reads zeros and drops
+ * writes); an unmapped access kills only its context, while another
+ * context and another process keep running; binds and submits chain
+ * through binary and timeline syncobjs.
+ */
+#include <sys/wait.h>
+
+#include <libpagoda.h>
+
+#include "pagoda_test.h"
+
+#define KIB		1024ull
+#define MIB		(1024 * KIB)
+#define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
+#define TIMEOUT_NS	(20ll * 1000 * 1000 * 1000)
+
+static const char *const segment_names[] = { "system", "VRAM", "hidden VRAM" };
+
+static uint32_t crc32_of(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint32_t crc = ~0u;
+	int k;
+
+	while (len--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
+	}
+	return ~crc;
+}
+
+/* An allocation mapped by the CPU (when it may be) and into the GPU space. */
+struct buf {
+	struct pagoda_bo bo;
+	uint64_t va;
+};
+
+static int buf_create(struct pagoda_dev *dev, struct buf *b, uint64_t size, unsigned int seg,
+		      uint32_t map_flags)
+{
+	struct pagoda_bo_desc desc = {
+		.size = size,
+		.segments = DRM_PAGODA_SEGMENT_MASK(seg),
+		.preferred_segment = seg,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	ret = pagoda_bo_create(dev, &desc, &b->bo);
+	if (!ret)
+		ret = pagoda_bo_map(dev, &b->bo);
+	if (!ret)
+		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, map_flags, &b->va, 0, 0, 0);
+	return ret;
+}
+
+static void buf_destroy(struct pagoda_dev *dev, struct buf *b)
+{
+	if (b->va)
+		pagoda_vm_unmap(dev, b->va, b->bo.size, 0);
+	pagoda_bo_unmap(&b->bo);
+	pagoda_bo_free(dev, &b->bo);
+}
+
+/* Run @cb's commands (in @cmd) on @ctx and wait; returns the syncobj wait's result. */
+static int run(struct pagoda_dev *dev, uint32_t ctx, struct buf *cmd, struct pagoda_cmdbuf *cb)
+{
+	struct drm_pagoda_sync out = { 0 };
+	int ret;
+
+	if (cb->error)
+		return cb->error;
+	ret = pagoda_syncobj_create(dev, &out.handle);
+	if (ret)
+		return ret;
+	ret = pagoda_submit(dev, ctx, cmd->va, cb->used_bytes, NULL, 0, &out, 1);
+	if (!ret)
+		ret = pagoda_syncobj_wait(dev, out.handle, 0, TIMEOUT_NS);
+	pagoda_syncobj_destroy(dev, out.handle);
+	return ret;
+}
+
+static int ctx_banned(struct pagoda_dev *dev, uint32_t ctx, struct drm_pagoda_ctx_query *q)
+{
+	memset(q, 0, sizeof(*q));
+	if (pagoda_ctx_query(dev, ctx, q))
+		return -1;
+	return !!(q->status & DRM_PAGODA_CTX_BANNED);
+}
+
+/* Copy, fill, write immediates and CRC32 between allocations of @src_seg and @dst_seg. */
+static void test_commands(struct pagoda_dev *dev, uint32_t ctx, unsigned int src_seg,
+			  unsigned int dst_seg)
+{
+	const uint64_t size = 256 * KIB;
+	static const uint32_t imm[] = { 0xdeadbeef, 0x01234567, 0x89abcdef };
+	struct buf src, dst, cmd;
+	struct pagoda_cmdbuf cb;
+	uint32_t *s, *d, i, bad = 0;
+	int ret;
+
+	ret = buf_create(dev, &src, size, src_seg, 0);
+	if (!ret)
+		ret = buf_create(dev, &dst, size, dst_seg, 0);
+	if (!ret)
+		ret = buf_create(dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!pt_check(!ret, "%s -> %s: allocations mapped (%d)", segment_names[src_seg],
+		      segment_names[dst_seg], ret))
+		return;
+	s = src.bo.map;
+	d = dst.bo.map;
+	for (i = 0; i < size / 4; i++) {
+		s[i] = i * 2654435761u ^ src_seg << 24 ^ dst_seg;
+		d[i] = 0x5a5a5a5a;
+	}
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	/* first half copied, 3/4 filled, immediates, CRC32 of the source */
+	pagoda_cmd_copy(&cb, src.va, dst.va, size / 2);
+	pagoda_cmd_fill(&cb, dst.va + size / 2, size / 4, 0xc0ffee00 | dst_seg);
+	pagoda_cmd_write_imm(&cb, dst.va + size - 64, imm, 3);
+	pagoda_cmd_crc32(&cb, src.va, size, dst.va + size - 8);
+	ret = run(dev, ctx, &cmd, &cb);
+	pt_check(!ret, "%s -> %s: job ran (%d)", segment_names[src_seg], segment_names[dst_seg],
+		 ret);
+	for (i = 0; i < size / 8; i++)
+		bad += d[i] != s[i];
+	for (; i < size / 16 * 3; i++)
+		bad += d[i] != (0xc0ffee00 | dst_seg);
+	for (; i < size / 4 - 16; i++)
+		bad += d[i] != 0x5a5a5a5a;
+	pt_check(!bad && !memcmp(&d[size / 4 - 16], imm, sizeof(imm)),
+		 "%s -> %s: copy, fill and immediates match the CPU (%u words differ)",
+		 segment_names[src_seg], segment_names[dst_seg], bad);
+	pt_check(d[size / 4 - 2] == crc32_of(s, size), "%s -> %s: CRC32 0x%08x (CPU 0x%08x)",
+		 segment_names[src_seg], segment_names[dst_seg], d[size / 4 - 2],
+		 crc32_of(s, size));
+	buf_destroy(dev, &cmd);
+	buf_destroy(dev, &dst);
+	buf_destroy(dev, &src);
+}
+
+/* Read-only pages fault on write, zero pages read zero and drop writes. */
+static void test_protections(struct pagoda_dev *dev)
+{
+	struct buf ro, rw, cmd;
+	struct pagoda_cmdbuf cb;
+	struct drm_pagoda_ctx_query q;
+	uint64_t zero_va = 0;
+	uint32_t ctx, *r;
+	int ret, banned;
+
+	ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	if (!ret)
+		ret = buf_create(dev, &ro, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, DRM_PAGODA_VM_READ_ONLY);
+	if (!ret)
+		ret = buf_create(dev, &rw, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = buf_create(dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = pagoda_vm_map(dev, 0, 0, 64 * KIB, DRM_PAGODA_VM_ZERO, &zero_va, 0, 0, 0);
+	if (!pt_check(!ret, "protections: allocations and zero pages mapped (%d)", ret))
+		return;
+	memset(ro.bo.map, 0x11, 64 * KIB);
+	memset(rw.bo.map, 0x22, 64 * KIB);
+	r = rw.bo.map;
+
+	/* reading read-only and zero pages works; writing zero pages is dropped */
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_copy(&cb, ro.va, rw.va, 4096);
+	pagoda_cmd_fill(&cb, zero_va, 4096, 0xffffffff);
+	pagoda_cmd_copy(&cb, zero_va, rw.va + 4096, 4096);
+	ret = run(dev, ctx, &cmd, &cb);
+	banned = ctx_banned(dev, ctx, &q);
+	pt_check(!ret && banned == 0, "protections: read-only read, zero read and write run (%d)",
+		 ret);
+	pt_check(r[0] == 0x11111111 && r[1023] == 0x11111111 && r[1024] == 0 && r[2047] == 0 &&
+		 r[2048] == 0x22222222,
+		 "protections: read-only pages read, zero pages read 0 after a dropped write");
+
+	/* a write to a read-only page faults the job and bans the context */
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, ro.va + 8192, 4, 0x99999999);
+	pagoda_cmd_fill(&cb, rw.va, 4, 0x77777777);
+	run(dev, ctx, &cmd, &cb);
+	banned = ctx_banned(dev, ctx, &q);
+	pt_check(banned == 1 && (q.status & DRM_PAGODA_CTX_FAULTED) &&
+		 q.fault_code == PAGODA_FAULT_READ_ONLY && q.fault_va == ro.va + 8192 &&
+		 q.fault_access == PAGODA_ACCESS_WRITE,
+		 "protections: write to a read-only page faults READ_ONLY at its VA (status 0x%x code %u va 0x%llx)",
+		 q.status, q.fault_code, (unsigned long long)q.fault_va);
+	pt_check(((uint32_t *)ro.bo.map)[2048] == 0x11111111 && r[0] == 0x11111111,
+		 "protections: the page stays unchanged and the job stopped at the fault");
+	ret = pagoda_submit(dev, ctx, cmd.va, 4, NULL, 0, NULL, 0);
+	pt_check(ret == -ECANCELED, "protections: a banned context takes no job (%d)", ret);
+	pagoda_vm_unmap(dev, zero_va, 64 * KIB, 0);
+	pagoda_vm_free(dev, zero_va, 64 * KIB);
+	buf_destroy(dev, &cmd);
+	buf_destroy(dev, &rw);
+	buf_destroy(dev, &ro);
+	pagoda_ctx_destroy(dev, ctx);
+}
+
+/*
+ * A context that touches an unmapped VA is banned; another context of the
+ * process and a second process run their jobs meanwhile.
+ */
+static void test_fault_isolation(struct pagoda_dev *dev)
+{
+	struct buf data, cmd, cmd2;
+	struct drm_pagoda_ctx_query q;
+	struct pagoda_cmdbuf cb;
+	uint32_t bad_ctx, good_ctx, *p;
+	int ret, status, banned;
+	pid_t child;
+
+	ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &bad_ctx);
+	if (!ret)
+		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &good_ctx);
+	if (!ret)
+		ret = buf_create(dev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = buf_create(dev, &cmd2, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!pt_check(!ret, "isolation: set up (%d)", ret))
+		return;
+	p = data.bo.map;
+	memset(p, 0, 64 * KIB);
+
+	child = fork();
+	if (child == 0) {
+		/* a second process with its own space runs 50 jobs */
+		struct pagoda_dev dev2;
+		struct buf d2, c2;
+		unsigned int i, ok = 0;
+		uint32_t ctx2;
+
+		if (pagoda_open(&dev2) || pagoda_ctx_create(&dev2, DRM_PAGODA_PRIORITY_NORMAL, &ctx2) ||
+		    buf_create(&dev2, &d2, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0) ||
+		    buf_create(&dev2, &c2, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0))
+			_exit(2);
+		for (i = 0; i < 50; i++) {
+			pagoda_cmdbuf_init(&cb, c2.bo.map, c2.bo.size);
+			pagoda_cmd_fill(&cb, d2.va, 64 * KIB, i);
+			if (!run(&dev2, ctx2, &c2, &cb) && ((uint32_t *)d2.bo.map)[4095] == i)
+				ok++;
+		}
+		_exit(ok == 50 ? 0 : 1);
+	}
+
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, data.va, 4, 1);
+	pagoda_cmd_fill(&cb, 0x3ff00000, 4, 2);	/* nothing mapped there */
+	pagoda_cmd_fill(&cb, data.va + 4, 4, 3);
+	run(dev, bad_ctx, &cmd, &cb);
+	banned = ctx_banned(dev, bad_ctx, &q);
+	pt_check(banned == 1 && (q.status & DRM_PAGODA_CTX_FAULTED) &&
+		 (q.fault_code == PAGODA_FAULT_INVALID_PTE || q.fault_code == PAGODA_FAULT_ROOT_RANGE),
+		 "isolation: an unmapped access bans its context (code %u level %u)", q.fault_code,
+		 q.fault_level);
+	pt_check(p[0] == 1 && p[1] == 0, "isolation: the job stopped at the faulting command");
+
+	pagoda_cmdbuf_init(&cb, cmd2.bo.map, cmd2.bo.size);
+	pagoda_cmd_fill(&cb, data.va + 8, 4, 4);
+	ret = run(dev, good_ctx, &cmd2, &cb);
+	banned = ctx_banned(dev, good_ctx, &q);
+	pt_check(!ret && p[2] == 4 && banned == 0,
+		 "isolation: another context of the process still runs (%d)", ret);
+	waitpid(child, &status, 0);
+	pt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "isolation: the other process ran all its jobs (status 0x%x)", status);
+	buf_destroy(dev, &cmd2);
+	buf_destroy(dev, &cmd);
+	buf_destroy(dev, &data);
+	pagoda_ctx_destroy(dev, good_ctx);
+	pagoda_ctx_destroy(dev, bad_ctx);
+}
+
+/* A bind's out-fence and a timeline chain of jobs: each waits for the one before. */
+static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
+{
+	struct buf data, cmd[3];
+	struct drm_pagoda_sync in, out;
+	struct pagoda_cmdbuf cb;
+	uint32_t timeline, bind_sync, *p;
+	unsigned int i;
+	int ret;
+
+	ret = buf_create(dev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	for (i = 0; i < 3 && !ret; i++)
+		ret = buf_create(dev, &cmd[i], 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = pagoda_syncobj_create(dev, &timeline);
+	if (!ret)
+		ret = pagoda_syncobj_create(dev, &bind_sync);
+	if (!pt_check(!ret, "syncobjs: set up (%d)", ret))
+		return;
+	p = data.bo.map;
+	memset(p, 0, 64 * KIB);
+
+	/* job i adds to what job i - 1 wrote: copy word i - 1 to word i, plus a fill */
+	for (i = 0; i < 3; i++) {
+		pagoda_cmdbuf_init(&cb, cmd[i].bo.map, cmd[i].bo.size);
+		if (i)
+			pagoda_cmd_copy(&cb, data.va + 4 * (i - 1), data.va + 4 * i, 4);
+		else
+			pagoda_cmd_fill(&cb, data.va, 4, 0x600d);
+		in = (struct drm_pagoda_sync){ .handle = timeline, .point = i };
+		out = (struct drm_pagoda_sync){ .handle = timeline, .point = i + 1 };
+		ret = pagoda_submit(dev, ctx, cmd[i].va, cb.used_bytes, i ? &in : NULL, i ? 1 : 0,
+				    &out, 1);
+		if (ret)
+			break;
+	}
+	if (!ret)
+		ret = pagoda_syncobj_wait(dev, timeline, 3, TIMEOUT_NS);
+	pt_check(!ret && p[0] == 0x600d && p[1] == 0x600d && p[2] == 0x600d,
+		 "syncobjs: three jobs chained on timeline points 1..3 (%d)", ret);
+
+	/* a map's out-fence, then a job that waits for it writes through the new VA */
+	{
+		uint64_t va = 0;
+
+		ret = pagoda_vm_map(dev, data.bo.handle, 0, 64 * KIB, 0, &va, 0, 0, bind_sync);
+		pagoda_cmdbuf_init(&cb, cmd[0].bo.map, cmd[0].bo.size);
+		pagoda_cmd_fill(&cb, va + 64, 4, 0xb1d);
+		in = (struct drm_pagoda_sync){ .handle = bind_sync };
+		out = (struct drm_pagoda_sync){ .handle = bind_sync };
+		if (!ret)
+			ret = pagoda_submit(dev, ctx, cmd[0].va, cb.used_bytes, &in, 1, &out, 1);
+		if (!ret)
+			ret = pagoda_syncobj_wait(dev, bind_sync, 0, TIMEOUT_NS);
+		pt_check(!ret && p[16] == 0xb1d,
+			 "syncobjs: a job after a bind's out-fence writes through the new VA (%d)",
+			 ret);
+		pagoda_vm_unmap(dev, va, 64 * KIB, 0);
+		pagoda_vm_free(dev, va, 64 * KIB);
+	}
+	pagoda_syncobj_destroy(dev, bind_sync);
+	pagoda_syncobj_destroy(dev, timeline);
+	for (i = 0; i < 3; i++)
+		buf_destroy(dev, &cmd[i]);
+	buf_destroy(dev, &data);
+}
+
+int main(void)
+{
+	struct pagoda_dev dev;
+	unsigned int src, dst;
+	uint64_t levels = 0;
+	uint32_t ctx;
+	int ret;
+
+	ret = pagoda_open(&dev);
+	if (!pt_check(!ret, "open the render node (%d)", ret))
+		return pt_exit();
+	pagoda_query(&dev, DRM_PAGODA_PARAM_MMU_LEVELS, &levels);
+	printf("device: %llu page-table levels\n", (unsigned long long)levels);
+	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	if (!pt_check(!ret, "create a context (%d)", ret))
+		return pt_exit();
+	for (src = 0; src < 3; src++)
+		for (dst = 0; dst < 3; dst++)
+			test_commands(&dev, ctx, src, dst);
+	test_syncobjs(&dev, ctx);
+	test_protections(&dev);
+	test_fault_isolation(&dev);
+	pagoda_ctx_destroy(&dev, ctx);
+	pagoda_close(&dev);
+	return pt_exit();
+}
