@@ -398,11 +398,12 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
 	bo = pagoda_bo_create(pgdev, &args, size);
 	if (IS_ERR(bo))
 		return bo;
-	dma_resv_lock(bo->tbo.base.resv, NULL);
+	/* ttm_bo_unreserve() moves a pinned allocation off the LRU eviction walks */
+	WARN_ON(ttm_bo_reserve(&bo->tbo, false, false, NULL));
 	ret = pagoda_bo_place(bo, &ctx);
 	if (!ret)
 		ttm_bo_pin(&bo->tbo);
-	dma_resv_unlock(bo->tbo.base.resv);
+	ttm_bo_unreserve(&bo->tbo);
 	if (ret) {
 		drm_gem_object_put(&bo->tbo.base);
 		return ERR_PTR(ret);
@@ -416,9 +417,9 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
  */
 void pagoda_bo_free_kernel(struct pagoda_bo *bo)
 {
-	dma_resv_lock(bo->tbo.base.resv, NULL);
+	WARN_ON(ttm_bo_reserve(&bo->tbo, false, false, NULL));
 	ttm_bo_unpin(&bo->tbo);
-	dma_resv_unlock(bo->tbo.base.resv);
+	ttm_bo_unreserve(&bo->tbo);
 	drm_gem_object_put(&bo->tbo.base);
 }
 
