@@ -376,16 +376,18 @@ int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
  * @pgdev: the device
  * @size: bytes, a multiple of the segments' page size
  * @segments: DRM_PAGODA_SEGMENT_MASK()s it may live in; VRAM is preferred
+ * @flags: DRM_PAGODA_BO_PHYSICAL for a contiguous one, or 0
  *
  * Return: the allocation, placed (pagoda_bo_place()) and pinned, or an
  * ERR_PTR.
  */
-struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments)
+struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments,
+					  u32 flags)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = false };
 	struct drm_pagoda_gem_create args = {
 		.size = size,
-		.flags = DRM_PAGODA_BO_NO_CPU_ACCESS,
+		.flags = DRM_PAGODA_BO_NO_CPU_ACCESS | flags,
 		.segments = segments,
 		.preferred_segment = segments & DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM) ?
 				     PAGODA_SEG_VRAM : __ffs(segments),
@@ -455,6 +457,24 @@ u64 pagoda_bo_page_paddr(struct pagoda_bo *bo, u64 offset)
 	if (WARN_ON(!dma))
 		return PAGODA_PADDR(PAGODA_SEG_SYSTEM, 0);
 	return PAGODA_PADDR(PAGODA_SEG_SYSTEM, dma[offset >> PAGE_SHIFT] + offset_in_page(offset));
+}
+
+/**
+ * pagoda_bo_contiguous_paddr - device physical address of a contiguous allocation
+ * @bo: a physically accessed allocation, pinned
+ *
+ * Return: PAGODA_PADDR() of its first byte: in its memory segment, or in
+ * the aperture segment when in system memory.
+ */
+u64 pagoda_bo_contiguous_paddr(struct pagoda_bo *bo)
+{
+	struct ttm_resource *res = bo->tbo.resource;
+	u32 contiguous;
+	u64 offset;
+
+	pagoda_bo_res_placement(res, &offset, &contiguous);
+	WARN_ON(!contiguous);
+	return PAGODA_PADDR(pagoda_mem_type_segment(res->mem_type), offset);
 }
 
 static void pagoda_bo_run_pages(struct pagoda_bo_run *run)

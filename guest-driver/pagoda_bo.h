@@ -110,7 +110,9 @@ void pagoda_bo_res_placement(struct ttm_resource *res, u64 *offset, u32 *contigu
 void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt);
 int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx);
 struct pagoda_device;
-struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments);
+struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments,
+					  u32 flags);
+u64 pagoda_bo_contiguous_paddr(struct pagoda_bo *bo);
 void pagoda_bo_free_kernel(struct pagoda_bo *bo);
 u64 pagoda_bo_page_paddr(struct pagoda_bo *bo, u64 offset);
 void pagoda_bo_run_first(struct pagoda_bo *bo, u64 offset, u64 size, struct pagoda_bo_run *run);

@@ -382,9 +382,53 @@ static const struct file_operations pagoda_debugfs_evict_fops = {
 	.llseek = noop_llseek,
 };
 
+static int pagoda_debugfs_vms(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	unsigned int count = 0, tables = 0, l;
+	struct pagoda_vm *vm;
+
+	mutex_lock(&pgdev->vm_list_lock);
+	list_for_each_entry(vm, &pgdev->vm_list, link) {
+		pagoda_vm_debugfs_show(m, vm);
+		for (l = 0; l < vm->levels; l++)
+			tables += READ_ONCE(vm->tables[l]);
+		count++;
+	}
+	mutex_unlock(&pgdev->vm_list_lock);
+	seq_printf(m, "%u address spaces, %u page tables\n", count, tables);
+	return 0;
+}
+
+static int pagoda_debugfs_faults(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	struct pagoda_fault_entry log[PAGODA_FAULT_LOG];
+	unsigned long flags;
+	u64 count, i;
+
+	spin_lock_irqsave(&pgdev->fault_lock, flags);
+	count = pgdev->fault_count;
+	memcpy(log, pgdev->fault_log, sizeof(log));
+	spin_unlock_irqrestore(&pgdev->fault_lock, flags);
+	seq_printf(m, "%llu faults\n", count);
+	for (i = count > PAGODA_FAULT_LOG ? count - PAGODA_FAULT_LOG : 0; i < count; i++) {
+		const struct pagoda_fault_entry *e = &log[i % PAGODA_FAULT_LOG];
+
+		seq_printf(m, "context %u engine %u code %u va 0x%llx access %u level %u\n",
+			   e->context, e->fault.engine, e->fault.code, e->fault.va,
+			   e->fault.access, e->fault.level);
+	}
+	return 0;
+}
+
 static const struct drm_debugfs_info pagoda_debugfs_files[] = {
 	{ "segments", pagoda_debugfs_segments },
 	{ "allocations", pagoda_debugfs_allocations },
+	{ "vms", pagoda_debugfs_vms },
+	{ "faults", pagoda_debugfs_faults },
 };
 
 /**

@@ -246,6 +246,10 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&pgdev->bo_list);
+	ret = drmm_mutex_init(&pgdev->drm, &pgdev->vm_list_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&pgdev->vm_list);
 	pgdev->mmio = pcim_iomap_region(pdev, PAGODA_BAR_MMIO, DRIVER_NAME);
 	if (IS_ERR(pgdev->mmio))
 		return dev_err_probe(dev, PTR_ERR(pgdev->mmio), "cannot map BAR%d (registers)\n",

@@ -204,6 +204,8 @@ struct pagoda_fault_entry {
  *	vectors) and protects @fault_log and @fault_count
  * @fault_log: the last PAGODA_FAULT_LOG fault records, for debugfs
  * @fault_count: records seen since probe
+ * @vm_list_lock: protects @vm_list; taken before an address space's lock
+ * @vm_list: every address space (struct pagoda_vm), for debugfs
  *
  * Locking: there is no lock yet because nothing is written concurrently.
  * Everything above is written in probe before drm_dev_register() or in
@@ -239,6 +241,8 @@ struct pagoda_device {
 	spinlock_t fault_lock; /* see @fault_lock above */
 	struct pagoda_fault_entry fault_log[PAGODA_FAULT_LOG];
 	u64 fault_count;
+	struct mutex vm_list_lock; /* protects @vm_list */
+	struct list_head vm_list;
 };
 
 static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)

@@ -41,8 +41,11 @@
 
 #include <drm/drm_print.h>
 
+#include <uapi/drm/pagoda_drm.h>
+
 #include "pagoda_drv.h"
 #include "pagoda_paging.h"
+#include "pagoda_trace.h"
 #include "pagoda_vm.h"
 
 /* Shortest run of contiguous pages written as one repeated entry. */
@@ -55,9 +58,12 @@ static u32 level_shift(u32 level)
 	return PAGE_SHIFT + 9 * level;
 }
 
-static u32 pt_index(u64 va, u32 level)
+/* Index of @va's entry in its table of @level; the root may have more than 512. */
+static u32 pt_index(struct pagoda_vm *vm, u64 va, u32 level)
 {
-	return (va >> level_shift(level)) & (PAGODA_PT_ENTRIES - 1);
+	u64 index = va >> level_shift(level);
+
+	return level == vm->levels - 1 ? index : index & (PAGODA_PT_ENTRIES - 1);
 }
 
 static u64 pt_pte(u64 paddr, u64 flags)
@@ -74,7 +80,7 @@ static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 	if (!chunk)
 		return -ENOMEM;
 	chunk->bo = pagoda_bo_create_kernel(vm->pgdev, PAGODA_PT_CHUNK_SIZE,
-					    vm->pgdev->params.pt_segments);
+					    vm->pgdev->params.pt_segments, 0);
 	if (IS_ERR(chunk->bo)) {
 		int ret = PTR_ERR(chunk->bo);
 
@@ -86,19 +92,59 @@ static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 	return 0;
 }
 
-static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level)
+/*
+ * A root of more than 512 entries (2 levels) has an allocation of its own,
+ * contiguous: in a memory segment, or in system memory through the
+ * aperture segment, where the device reads a root (not a lower table).
+ */
+static int pagoda_pt_alloc_own(struct pagoda_vm *vm, struct pagoda_pt *pt)
+{
+	struct pagoda_device *pgdev = vm->pgdev;
+	u64 size = round_up((u64)pt->entries * sizeof(u64), pgdev->segs[PAGODA_SEG_VRAM].page_size);
+
+	pt->bo = pagoda_bo_create_kernel(pgdev, size, pgdev->params.pt_segments,
+					 DRM_PAGODA_BO_PHYSICAL);
+	if (IS_ERR(pt->bo))
+		return PTR_ERR(pt->bo);
+	pt->addr = pagoda_bo_contiguous_paddr(pt->bo);
+	return 0;
+}
+
+static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 entries)
 {
 	struct pagoda_pt_chunk *chunk;
 	struct pagoda_pt *pt;
 	int ret;
 
-	pt = kzalloc(struct_size(pt, children, level ? PAGODA_PT_ENTRIES : 0), GFP_KERNEL);
+	pt = kzalloc(sizeof(*pt), GFP_KERNEL);
 	if (!pt)
 		return ERR_PTR(-ENOMEM);
+	pt->level = level;
+	pt->entries = entries;
+	pt->fresh = true;
+	if (level) {
+		pt->children = kvcalloc(entries, sizeof(*pt->children), GFP_KERNEL);
+		if (!pt->children) {
+			kfree(pt);
+			return ERR_PTR(-ENOMEM);
+		}
+	}
+	if (entries > PAGODA_PT_ENTRIES) {
+		ret = pagoda_pt_alloc_own(vm, pt);
+		if (ret) {
+			kvfree(pt->children);
+			kfree(pt);
+			return ERR_PTR(ret);
+		}
+		vm->tables[level]++;
+		trace_pagoda_pt_alloc(vm, level, pt->addr);
+		return pt;
+	}
 	chunk = list_first_entry_or_null(&vm->pt_chunks, struct pagoda_pt_chunk, link);
 	if (!chunk || !chunk->free) {
 		ret = pagoda_pt_new_chunk(vm);
 		if (ret) {
+			kvfree(pt->children);
 			kfree(pt);
 			return ERR_PTR(ret);
 		}
@@ -107,13 +153,12 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level)
 	pt->chunk = chunk;
 	pt->index = __ffs(chunk->free);
 	pt->addr = pagoda_bo_page_paddr(chunk->bo, (u64)pt->index * PAGODA_PT_SIZE);
-	pt->level = level;
-	pt->fresh = true;
 	__clear_bit(pt->index, &chunk->free);
 	/* chunks with free tables stay first */
 	if (!chunk->free)
 		list_move_tail(&chunk->link, &vm->pt_chunks);
 	vm->tables[level]++;
+	trace_pagoda_pt_alloc(vm, level, pt->addr);
 	return pt;
 }
 
@@ -123,12 +168,17 @@ static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
 	unsigned int i;
 
 	if (pt->level)
-		for (i = 0; i < PAGODA_PT_ENTRIES; i++)
+		for (i = 0; i < pt->entries; i++)
 			if (pt->children[i])
 				pagoda_pt_free(vm, pt->children[i]);
-	__set_bit(pt->index, &pt->chunk->free);
-	list_move(&pt->chunk->link, &vm->pt_chunks);
+	if (pt->bo) {
+		pagoda_bo_free_kernel(pt->bo);
+	} else {
+		__set_bit(pt->index, &pt->chunk->free);
+		list_move(&pt->chunk->link, &vm->pt_chunks);
+	}
 	vm->tables[pt->level]--;
+	kvfree(pt->children);
 	kfree(pt);
 }
 
@@ -151,7 +201,7 @@ u64 pagoda_pt_root_addr(struct pagoda_vm *vm)
  */
 u32 pagoda_pt_root_entries(struct pagoda_vm *vm)
 {
-	return PAGODA_PT_ENTRIES;
+	return vm->root->entries;
 }
 
 /* Write a fresh table invalid. */
@@ -160,7 +210,7 @@ static int pagoda_pt_write_invalid(struct pagoda_paging_batch *batch, struct pag
 	u64 invalid = 0;
 
 	return pagoda_paging_update_ptes(batch, pt->level, pt->addr, 0, &invalid,
-					 PAGODA_PT_ENTRIES, PAGODA_UPT_REPEAT);
+					 pt->entries, PAGODA_UPT_REPEAT);
 }
 
 /**
@@ -172,9 +222,15 @@ static int pagoda_pt_write_invalid(struct pagoda_paging_batch *batch, struct pag
  */
 void pagoda_pt_init(struct pagoda_vm *vm)
 {
+	u32 va_bits = vm->pgdev->params.va_bits;
+
 	INIT_LIST_HEAD(&vm->pt_chunks);
-	vm->va_end = min_t(u64, 1ull << vm->pgdev->params.va_bits,
-			   (u64)PAGODA_PT_ENTRIES << level_shift(vm->levels - 1));
+	vm->root_entries = PAGODA_PT_ENTRIES;
+	/* a resizable root (2 levels) takes the VA bits the lower levels leave */
+	vm->max_root_entries = vm->levels == 2 ?
+			       1u << (va_bits - level_shift(vm->levels - 1)) : PAGODA_PT_ENTRIES;
+	vm->va_end = min_t(u64, 1ull << va_bits,
+			   (u64)vm->max_root_entries << level_shift(vm->levels - 1));
 }
 
 /**
@@ -218,7 +274,7 @@ int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size)
 	u64 end = va + size;
 
 	if (!vm->root) {
-		struct pagoda_pt *root = pagoda_pt_alloc(vm, vm->levels - 1);
+		struct pagoda_pt *root = pagoda_pt_alloc(vm, vm->levels - 1, vm->root_entries);
 
 		if (IS_ERR(root))
 			return PTR_ERR(root);
@@ -230,10 +286,11 @@ int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size)
 		u32 level;
 
 		for (level = vm->levels - 1; level > 0; level--) {
-			struct pagoda_pt **child = &pt->children[pt_index(va, level)];
+			struct pagoda_pt **child = &pt->children[pt_index(vm, va, level)];
 
 			if (!*child) {
-				struct pagoda_pt *table = pagoda_pt_alloc(vm, level - 1);
+				struct pagoda_pt *table = pagoda_pt_alloc(vm, level - 1,
+									  PAGODA_PT_ENTRIES);
 
 				if (IS_ERR(table))
 					return PTR_ERR(table);
@@ -258,7 +315,7 @@ static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batc
 	int ret;
 
 	for (level = vm->levels - 1; level > 0; level--) {
-		u32 index = pt_index(va, level);
+		u32 index = pt_index(vm, va, level);
 		struct pagoda_pt *child = pt->children[index];
 		u64 pte;
 
@@ -327,7 +384,7 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 {
 	while (bytes) {
 		struct pagoda_pt *leaf;
-		u32 index = pt_index(va, 0), n, i;
+		u32 index = pt_index(vm, va, 0), n, i;
 		int ret;
 
 		ret = pagoda_pt_leaf(vm, w->batch, va, &leaf);
@@ -368,7 +425,7 @@ static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *
 
 	while (va < end) {
 		struct pagoda_pt *leaf;
-		u32 index = pt_index(va, 0);
+		u32 index = pt_index(vm, va, 0);
 		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
 		int ret;
 
@@ -450,7 +507,7 @@ static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
 	while (level < vm->levels - 1 && path[level]->used == 1)
 		level++;
 	pt = path[level];
-	index = pt_index(va, level);
+	index = pt_index(vm, va, level);
 	pt->used--;
 	pagoda_pt_free(vm, pt->children[index]);
 	pt->children[index] = NULL;
@@ -476,13 +533,13 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 	int ret;
 
 	while (va < end) {
-		u32 index = pt_index(va, 0), level;
+		u32 index = pt_index(vm, va, 0), level;
 		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
 		struct pagoda_pt *pt = vm->root;
 
 		for (level = vm->levels - 1; level > 0 && pt; level--) {
 			path[level] = pt;
-			pt = pt->children[pt_index(va, level)];
+			pt = pt->children[pt_index(vm, va, level)];
 		}
 		if (WARN_ON(!pt || pt->fresh || pt->used < n))
 			return -EINVAL;
@@ -499,4 +556,100 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 		va += (u64)n << PAGE_SHIFT;
 	}
 	return pagoda_paging_flush_tlb(batch, 0, start, size, true);
+}
+
+/* Entries a root needs to cover [0, @extent), for a 2-level device. */
+static u32 pagoda_pt_root_need(struct pagoda_vm *vm, u64 extent)
+{
+	u64 entries = DIV_ROUND_UP_ULL(extent, 1ull << level_shift(vm->levels - 1));
+
+	return clamp_t(u64, round_up(entries, PAGODA_PT_ENTRIES), PAGODA_PT_ENTRIES,
+		       vm->max_root_entries);
+}
+
+/*
+ * Move the root to a new table of @entries: written invalid, the entries
+ * it keeps copied over (COPY_PTES), waited for, then the old one freed.
+ */
+static int pagoda_pt_move_root(struct pagoda_vm *vm, u32 entries)
+{
+	struct pagoda_pt *old = vm->root, *root;
+	struct pagoda_paging_batch batch;
+	struct dma_fence *fence;
+	int ret;
+
+	root = pagoda_pt_alloc(vm, vm->levels - 1, entries);
+	if (IS_ERR(root))
+		return PTR_ERR(root);
+	pagoda_paging_batch_init(&batch, vm->pgdev);
+	ret = pagoda_pt_write_invalid(&batch, root);
+	if (!ret && !old->fresh)
+		ret = pagoda_paging_copy_ptes(&batch, old->addr, 0, root->addr, 0,
+					      min(entries, old->entries));
+	fence = pagoda_paging_batch_finish(&batch, ret);
+	if (IS_ERR(fence)) {
+		pagoda_pt_free(vm, root);
+		return PTR_ERR(fence);
+	}
+	/* the old root goes once copied; no job runs meanwhile */
+	dma_fence_wait(fence, false);
+	ret = fence->error;
+	if (ret) {
+		dma_fence_put(fence);
+		pagoda_pt_free(vm, root);
+		return ret;
+	}
+	memcpy(root->children, old->children,
+	       min(entries, old->entries) * sizeof(*root->children));
+	memset(old->children, 0, old->entries * sizeof(*old->children));
+	root->used = old->used;
+	root->fresh = false;
+	vm->root = root;
+	pagoda_pt_free(vm, old);
+	dma_fence_put(vm->last_update);
+	vm->last_update = fence;
+	trace_pagoda_pt_root_resize(vm, old->entries, entries);
+	return 0;
+}
+
+/**
+ * pagoda_pt_resize_root - fit a resizable root to the reserved VA range
+ * @vm: the address space, its lock held
+ * @extent: end of the highest reservation
+ *
+ * With 2 levels the root grows and shrinks with the address space, by
+ * 512 entries (4 KiB): a root of more than 512 entries has an allocation
+ * of its own. It only shrinks down to its highest entry in use. The space
+ * must be idle: this waits for its jobs, then the space leaves its device
+ * context, so that its next job sets the new root. Other devices keep a
+ * fixed root.
+ *
+ * Return: 0, or a negative errno (the root is unchanged).
+ */
+int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent)
+{
+	u32 entries = pagoda_pt_root_need(vm, extent), used;
+	long ret;
+
+	if (vm->levels != 2)
+		return 0;
+	if (!vm->root) {
+		vm->root_entries = entries;
+		return 0;
+	}
+	for (used = vm->root->entries; used > entries; used--)
+		if (vm->root->children[used - 1])
+			break;
+	entries = max(entries, round_up(used, PAGODA_PT_ENTRIES));
+	if (entries == vm->root->entries)
+		return 0;
+	ret = dma_resv_wait_timeout(drm_gpuvm_resv(&vm->gpuvm), DMA_RESV_USAGE_BOOKKEEP, true,
+				    MAX_SCHEDULE_TIMEOUT);
+	if (ret < 0)
+		return ret;
+	pagoda_slot_release_vm(vm->pgdev, vm);
+	ret = pagoda_pt_move_root(vm, entries);
+	if (!ret)
+		vm->root_entries = entries;
+	return ret;
 }

@@ -50,6 +50,7 @@
 #include <uapi/drm/pagoda_drm.h>
 
 #include "pagoda_drv.h"
+#include "pagoda_trace.h"
 #include "pagoda_vm.h"
 
 /* Render jobs in flight: fewer than the user slots (1 .. contexts - 1). */
@@ -222,6 +223,7 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	pagoda_job_set_virtual(hw, job->slot, job->cmd_va, job->cmd_size);
 	hw->owner = ctx;
 	fence = pagoda_job_submit(hw);
+	trace_pagoda_render_run(ctx->id, job->slot, fence->seqno);
 	if (dma_fence_add_callback(fence, &job->slot_cb, pagoda_slot_job_done))
 		pagoda_slot_put(pgdev, job->slot);
 	/* the scheduler takes the submission's reference */
@@ -594,6 +596,7 @@ static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *jo
 	if (ret)
 		goto unlock_exec;
 	drm_sched_job_arm(&job->base);
+	trace_pagoda_render_submit(vm, job->ctx->id, job->cmd_va, job->cmd_size);
 	*done = dma_fence_get(&job->base.s_fence->finished);
 	drm_gpuvm_exec_resv_add_fence(&vm_exec, *done, DMA_RESV_USAGE_BOOKKEEP,
 				      DMA_RESV_USAGE_BOOKKEEP);

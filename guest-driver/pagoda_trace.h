@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Pagoda tracepoints: allocations, their moves, and kernel jobs.
+ * Pagoda tracepoints: allocations, their moves, kernel jobs, address
+ * spaces (binds, page tables, root resizes) and render jobs.
  * Enable with: echo 1 > /sys/kernel/tracing/events/pagoda/enable
  */
 #undef TRACE_SYSTEM
@@ -83,6 +84,96 @@ DEFINE_EVENT(pagoda_job, pagoda_job_submit,
 DEFINE_EVENT(pagoda_job, pagoda_job_retire,
 	TP_PROTO(unsigned int engine, u64 seqno, u32 bytes),
 	TP_ARGS(engine, seqno, bytes)
+);
+
+TRACE_EVENT(pagoda_vm_bind,
+	TP_PROTO(const void *vm, u32 op, u32 flags, u64 va, u64 size, int ret),
+	TP_ARGS(vm, op, flags, va, size, ret),
+	TP_STRUCT__entry(
+		__field(const void *, vm)
+		__field(u32, op)
+		__field(u32, flags)
+		__field(u64, va)
+		__field(u64, size)
+		__field(int, ret)
+	),
+	TP_fast_assign(
+		__entry->vm = vm;
+		__entry->op = op;
+		__entry->flags = flags;
+		__entry->va = va;
+		__entry->size = size;
+		__entry->ret = ret;
+	),
+	TP_printk("vm=%p op=%u flags=0x%x va=0x%llx size=0x%llx ret=%d", __entry->vm,
+		  __entry->op, __entry->flags, __entry->va, __entry->size, __entry->ret)
+);
+
+TRACE_EVENT(pagoda_pt_alloc,
+	TP_PROTO(const void *vm, u32 level, u64 addr),
+	TP_ARGS(vm, level, addr),
+	TP_STRUCT__entry(
+		__field(const void *, vm)
+		__field(u32, level)
+		__field(u64, addr)
+	),
+	TP_fast_assign(
+		__entry->vm = vm;
+		__entry->level = level;
+		__entry->addr = addr;
+	),
+	TP_printk("vm=%p level=%u table=0x%llx", __entry->vm, __entry->level, __entry->addr)
+);
+
+TRACE_EVENT(pagoda_pt_root_resize,
+	TP_PROTO(const void *vm, u32 from, u32 to),
+	TP_ARGS(vm, from, to),
+	TP_STRUCT__entry(
+		__field(const void *, vm)
+		__field(u32, from)
+		__field(u32, to)
+	),
+	TP_fast_assign(
+		__entry->vm = vm;
+		__entry->from = from;
+		__entry->to = to;
+	),
+	TP_printk("vm=%p root entries %u -> %u", __entry->vm, __entry->from, __entry->to)
+);
+
+TRACE_EVENT(pagoda_render_submit,
+	TP_PROTO(const void *vm, u32 ctx, u64 va, u32 size),
+	TP_ARGS(vm, ctx, va, size),
+	TP_STRUCT__entry(
+		__field(const void *, vm)
+		__field(u32, ctx)
+		__field(u64, va)
+		__field(u32, size)
+	),
+	TP_fast_assign(
+		__entry->vm = vm;
+		__entry->ctx = ctx;
+		__entry->va = va;
+		__entry->size = size;
+	),
+	TP_printk("vm=%p ctx=%u va=0x%llx size=%u", __entry->vm, __entry->ctx, __entry->va,
+		  __entry->size)
+);
+
+TRACE_EVENT(pagoda_render_run,
+	TP_PROTO(u32 ctx, u32 slot, u64 seqno),
+	TP_ARGS(ctx, slot, seqno),
+	TP_STRUCT__entry(
+		__field(u32, ctx)
+		__field(u32, slot)
+		__field(u64, seqno)
+	),
+	TP_fast_assign(
+		__entry->ctx = ctx;
+		__entry->slot = slot;
+		__entry->seqno = seqno;
+	),
+	TP_printk("ctx=%u slot=%u seqno=%llu", __entry->ctx, __entry->slot, __entry->seqno)
 );
 
 #endif /* PAGODA_TRACE_H */

@@ -35,6 +35,7 @@
  * allocation or submit paging work runs under it.
  */
 
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -47,6 +48,7 @@
 
 #include "pagoda_drv.h"
 #include "pagoda_paging.h"
+#include "pagoda_trace.h"
 #include "pagoda_vm.h"
 
 /* New mappings one map or unmap may need: the map and two split remnants. */
@@ -301,6 +303,9 @@ struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev)
 	drm_gpuvm_init(&vm->gpuvm, "pagoda", 0, &pgdev->drm, resv_obj, DRM_PAGODA_VA_START,
 		       vm->va_end - DRM_PAGODA_VA_START, 0, 0, &pagoda_gpuvm_ops);
 	drm_gem_object_put(resv_obj);
+	mutex_lock(&pgdev->vm_list_lock);
+	list_add_tail(&vm->link, &pgdev->vm_list);
+	mutex_unlock(&pgdev->vm_list_lock);
 	return vm;
 }
 
@@ -329,6 +334,9 @@ void pagoda_vm_destroy(struct pagoda_vm *vm)
 {
 	struct drm_mm_node *node, *next;
 
+	mutex_lock(&vm->pgdev->vm_list_lock);
+	list_del(&vm->link);
+	mutex_unlock(&vm->pgdev->vm_list_lock);
 	dma_resv_wait_timeout(drm_gpuvm_resv(&vm->gpuvm), DMA_RESV_USAGE_BOOKKEEP, false,
 			      MAX_SCHEDULE_TIMEOUT);
 	mutex_lock(&vm->lock);
@@ -462,6 +470,17 @@ int pagoda_vm_check_exec(struct pagoda_vm *vm, u64 va, u64 size)
 	return covered >= end ? 0 : -ENOENT;
 }
 
+/* End of the highest reservation (0 without any). */
+static u64 pagoda_vm_extent(struct pagoda_vm *vm)
+{
+	struct drm_mm_node *last;
+
+	if (list_empty(drm_mm_nodes(&vm->reservations)))
+		return 0;
+	last = list_last_entry(drm_mm_nodes(&vm->reservations), struct drm_mm_node, node_list);
+	return last->start + last->size;
+}
+
 /* The reservation holding all of [va, va + size), or NULL. */
 static struct pagoda_va_reservation *pagoda_vm_find_reservation(struct pagoda_vm *vm, u64 va,
 								 u64 size)
@@ -498,8 +517,15 @@ static int pagoda_vm_reserve(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op)
 						  op->max_va ?: vm->va_end, DRM_MM_INSERT_LOW);
 		op->va = res->node.start;
 	}
-	if (ret)
+	if (ret) {
 		kfree(res);
+		return ret;
+	}
+	ret = pagoda_pt_resize_root(vm, pagoda_vm_extent(vm));
+	if (ret) {
+		drm_mm_remove_node(&res->node);
+		kfree(res);
+	}
 	return ret;
 }
 
@@ -615,6 +641,8 @@ static int pagoda_vm_free_reservation(struct pagoda_vm *vm, struct drm_pagoda_vm
 	}
 	drm_mm_remove_node(&res->node);
 	kfree(res);
+	/* a root that cannot shrink now stays larger: no error */
+	pagoda_pt_resize_root(vm, pagoda_vm_extent(vm));
 	return 0;
 }
 
@@ -747,6 +775,53 @@ int pagoda_syncobj_signal(struct drm_file *file, const struct drm_pagoda_sync *s
 }
 
 /**
+ * pagoda_vm_debugfs_show - an address space as debugfs "vms" shows it
+ * @m: the file
+ * @vm: the space
+ *
+ * Its slot, root, tables per level and where their allocations are, and
+ * its reservations and mappings.
+ */
+void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
+{
+	struct pagoda_pt_chunk *chunk;
+	unsigned int per_seg[PAGODA_NUM_SEGMENTS] = {};
+	struct drm_mm_node *node;
+	struct drm_gpuva *va;
+	unsigned int l;
+
+	mutex_lock(&vm->lock);
+	seq_printf(m, "vm %p slot %u faults %u%s\n", vm, READ_ONCE(vm->slot), vm->faults,
+		   vm->lost ? " lost" : "");
+	if (vm->root)
+		seq_printf(m, "  root %u entries at %s 0x%llx\n", vm->root->entries,
+			   pagoda_segment_name(PAGODA_PADDR_SEG(vm->root->addr)),
+			   PAGODA_PADDR_OFFSET(vm->root->addr));
+	else
+		seq_puts(m, "  root none\n");
+	seq_puts(m, "  tables");
+	for (l = 0; l < vm->levels; l++)
+		seq_printf(m, " level%u %u", l, vm->tables[l]);
+	list_for_each_entry(chunk, &vm->pt_chunks, link)
+		per_seg[READ_ONCE(chunk->bo->segment)]++;
+	seq_puts(m, "\n  table chunks");
+	for (l = 0; l < PAGODA_NUM_SEGMENTS; l++)
+		seq_printf(m, " %s %u", pagoda_segment_name(l), per_seg[l]);
+	seq_putc(m, '\n');
+	drm_mm_for_each_node(node, &vm->reservations)
+		seq_printf(m, "  reserved 0x%llx-0x%llx\n", node->start, node->start + node->size);
+	drm_gpuvm_for_each_va(va, &vm->gpuvm)
+		seq_printf(m, "  mapped 0x%llx-0x%llx %s offset 0x%llx%s%s%s\n", va->va.addr,
+			   va->va.addr + va->va.range,
+			   va->gem.obj ? pagoda_segment_name(READ_ONCE(gem_to_pagoda_bo(va->gem.obj)->segment)) : "zero",
+			   va->gem.offset,
+			   to_pagoda_vma(va)->pte_flags & PAGODA_PTE_READ_ONLY ? " ro" : "",
+			   to_pagoda_vma(va)->pte_flags & PAGODA_PTE_NO_EXECUTE ? " nx" : "",
+			   va->vm_bo && va->vm_bo->evicted ? " evicted" : "");
+	mutex_unlock(&vm->lock);
+}
+
+/**
  * pagoda_ioctl_vm_bind - DRM_IOCTL_PAGODA_VM_BIND
  * @drm: the DRM device
  * @data: struct drm_pagoda_vm_bind
@@ -814,6 +889,7 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 	mutex_lock(&vm->lock);
 	for (i = 0; i < count; i++) {
 		ret = vm->lost ? -EIO : pagoda_vm_run_op(vm, &ops[i], objs[i]);
+		trace_pagoda_vm_bind(vm, ops[i].op, ops[i].flags, ops[i].va, ops[i].size, ret);
 		if (ret)
 			break;
 		done++;

@@ -46,7 +46,9 @@ struct pagoda_pt_chunk {
 /**
  * struct pagoda_pt - one page table
  * @chunk: the allocation it lives in
- * @addr: its device physical address (the chunk is pinned)
+ * @bo: or its own allocation (a root of more than 512 entries)
+ * @addr: its device physical address (the allocation is pinned)
+ * @entries: its entries: 512, more for a resizable root
  * @index: its table in @chunk
  * @level: 0 for a leaf table
  * @fresh: allocated, its entries not yet written invalid by the device
@@ -56,12 +58,14 @@ struct pagoda_pt_chunk {
  */
 struct pagoda_pt {
 	struct pagoda_pt_chunk *chunk;
+	struct pagoda_bo *bo;
 	u64 addr;
+	u32 entries;
 	u8 index;
 	u8 level;
 	bool fresh;
 	u32 used;
-	struct pagoda_pt *children[];
+	struct pagoda_pt **children;
 };
 
 /**
@@ -74,7 +78,9 @@ struct pagoda_pt {
  * @reservations: reserved VA ranges (struct pagoda_va_reservation)
  * @root: the root table, NULL until the first mapping
  * @levels: page-table levels (PAGODA_REG_MMU_LEVELS)
- * @va_end: end of the VA range the root covers
+ * @root_entries: entries of the root (made or to be made)
+ * @max_root_entries: most entries the root may have
+ * @va_end: end of the VA range the largest root covers
  * @pt_chunks: its page-table allocations
  * @tables: tables in use, per level
  * @last_update: fence of the last page-table update; jobs of the space
@@ -86,6 +92,7 @@ struct pagoda_pt {
  * @slot: the device context that runs the space's work, 0 for none;
  *	under &pagoda_device.slot_lock
  * @faults: faults of its jobs so far
+ * @link: in &pagoda_device.vm_list
  */
 struct pagoda_vm {
 	struct drm_gpuvm gpuvm;
@@ -94,6 +101,8 @@ struct pagoda_vm {
 	struct drm_mm reservations;
 	struct pagoda_pt *root;
 	u32 levels;
+	u32 root_entries;
+	u32 max_root_entries;
 	u64 va_end;
 	struct list_head pt_chunks;
 	u32 tables[PAGODA_MMU_MAX_LEVELS];
@@ -103,6 +112,7 @@ struct pagoda_vm {
 	bool lost;
 	u32 slot;
 	u32 faults;
+	struct list_head link;
 };
 
 /**
@@ -210,6 +220,7 @@ int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 v
 int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size);
 u64 pagoda_pt_root_addr(struct pagoda_vm *vm);
 u32 pagoda_pt_root_entries(struct pagoda_vm *vm);
+int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent);
 
 /* pagoda_vm.c */
 struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev);
@@ -223,6 +234,8 @@ struct dma_fence_chain;
 int pagoda_syncobj_signal(struct drm_file *file, const struct drm_pagoda_sync *sync,
 			  struct dma_fence_chain **chain, struct dma_fence *fence);
 int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *file);
+struct seq_file;
+void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm);
 
 /* pagoda_sched.c */
 int pagoda_sched_init(struct pagoda_device *pgdev);

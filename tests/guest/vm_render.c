@@ -352,6 +352,70 @@ static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
 	buf_destroy(dev, &data);
 }
 
+/* Entries of this process's root (debugfs "vms"; one space open), or -1. */
+static long long root_entries(void)
+{
+	return pt_debugfs_value("/sys/kernel/debug/dri/0/vms", "  root", "root ");
+}
+
+/*
+ * With 2 levels the root grows with the reserved range past one table and
+ * shrinks back when the range is freed, the mappings below kept intact.
+ */
+static void test_root_resize(struct pagoda_dev *dev, uint32_t ctx)
+{
+	const uint64_t high = 16 * 1024 * MIB;	/* 16 GiB: root entry 8192 */
+	struct buf low, cmd, far;
+	struct pagoda_cmdbuf cb;
+	long long before, grown, after;
+	uint64_t va = high;
+	uint32_t *p;
+	int ret;
+
+	ret = buf_create(dev, &low, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!pt_check(!ret, "root: low mappings (%d)", ret))
+		return;
+	before = root_entries();
+	memset(&far, 0, sizeof(far));
+	ret = pagoda_vm_reserve(dev, &va, 64 * KIB, DRM_PAGODA_VM_FIXED, 0, 0);
+	if (!ret)
+		ret = pagoda_bo_create(dev, &(struct pagoda_bo_desc){
+				.size = 64 * KIB, .segments = SEG(VRAM), .preferred_segment = 1,
+				.priority = DRM_PAGODA_PRIORITY_NORMAL }, &far.bo);
+	if (!ret)
+		ret = pagoda_bo_map(dev, &far.bo);
+	if (!ret)
+		ret = pagoda_vm_map(dev, far.bo.handle, 0, 64 * KIB, DRM_PAGODA_VM_FIXED, &va, 0, 0, 0);
+	grown = root_entries();
+	pt_check(!ret && before == 512 && grown > 8192,
+		 "root: a reservation at 16 GiB grows the root from %lld to %lld entries (%d)",
+		 before, grown, ret);
+	p = low.bo.map;
+	memset(p, 0, 64 * KIB);
+	memset(far.bo.map, 0, 64 * KIB);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, low.va, 4096, 0x1017);
+	pagoda_cmd_fill(&cb, high, 4096, 0xf4a5);
+	ret = run(dev, ctx, &cmd, &cb);
+	pt_check(!ret && p[0] == 0x1017 && ((uint32_t *)far.bo.map)[1023] == 0xf4a5,
+		 "root: jobs write below and above the old root's reach (%d)", ret);
+	pagoda_vm_unmap(dev, high, 64 * KIB, 0);
+	ret = pagoda_vm_free(dev, high, 64 * KIB);
+	after = root_entries();
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_copy(&cb, low.va, low.va + 8192, 4096);
+	ret = ret ?: run(dev, ctx, &cmd, &cb);
+	pt_check(!ret && after == 512 && p[2048] == 0x1017,
+		 "root: freeing it shrinks the root back to %lld entries, mappings intact (%d)",
+		 after, ret);
+	pagoda_bo_unmap(&far.bo);
+	pagoda_bo_free(dev, &far.bo);
+	buf_destroy(dev, &cmd);
+	buf_destroy(dev, &low);
+}
+
 int main(void)
 {
 	struct pagoda_dev dev;
@@ -372,6 +436,8 @@ int main(void)
 		for (dst = 0; dst < 3; dst++)
 			test_commands(&dev, ctx, src, dst);
 	test_syncobjs(&dev, ctx);
+	if (levels == 2)
+		test_root_resize(&dev, ctx);
 	test_protections(&dev);
 	test_fault_isolation(&dev);
 	pagoda_ctx_destroy(&dev, ctx);
