@@ -520,12 +520,14 @@ static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
  * @batch: the paging batch
  * @va: first address, page aligned; every page of the range is mapped
  * @size: bytes
+ * @keep: the range is mapped again in the same batch: keep its tables
  *
- * Tables left with no valid entry are freed.
+ * Tables left with no valid entry are freed, unless @keep.
  *
  * Return: 0 or a negative errno from the batch.
  */
-int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size)
+int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
+		    bool keep)
 {
 	struct pagoda_pt *path[PAGODA_MMU_MAX_LEVELS];
 	u64 end = va + size, start = va;
@@ -543,7 +545,7 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 		}
 		if (WARN_ON(!pt || pt->fresh || pt->used < n))
 			return -EINVAL;
-		if (pt->used == n) {
+		if (pt->used == n && !keep) {
 			pt->used = 0;
 			ret = pagoda_pt_unlink(vm, batch, path, va);
 		} else {
@@ -561,7 +563,8 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 /* Entries a root needs to cover [0, @extent), for a 2-level device. */
 static u32 pagoda_pt_root_need(struct pagoda_vm *vm, u64 extent)
 {
-	u64 entries = DIV_ROUND_UP_ULL(extent, 1ull << level_shift(vm->levels - 1));
+	u32 shift = level_shift(vm->levels - 1);
+	u64 entries = (extent >> shift) + !!(extent & ((1ull << shift) - 1));
 
 	return clamp_t(u64, round_up(entries, PAGODA_PT_ENTRIES), PAGODA_PT_ENTRIES,
 		       vm->max_root_entries);
@@ -628,11 +631,12 @@ static int pagoda_pt_move_root(struct pagoda_vm *vm, u32 entries)
  */
 int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent)
 {
-	u32 entries = pagoda_pt_root_need(vm, extent), used;
+	u32 entries, used;
 	long ret;
 
 	if (vm->levels != 2)
 		return 0;
+	entries = pagoda_pt_root_need(vm, extent);
 	if (!vm->root) {
 		vm->root_entries = entries;
 		return 0;

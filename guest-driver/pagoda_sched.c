@@ -443,7 +443,8 @@ int pagoda_ioctl_ctx_destroy(struct drm_device *drm, void *data, struct drm_file
 
 	if (args->pad)
 		return -EINVAL;
-	ctx = xa_erase(&pfile->contexts, args->ctx_id);
+	/* ids start at 1: 0 is the xarray's reserved entry */
+	ctx = args->ctx_id ? xa_erase(&pfile->contexts, args->ctx_id) : NULL;
 	if (!ctx)
 		return -ENOENT;
 	pagoda_gpu_ctx_destroy(ctx);

@@ -65,12 +65,16 @@ struct pagoda_vm_bo {
 	struct list_head rebind;
 };
 
-/* The state of one map or unmap, for the drm_gpuvm callbacks. */
+/*
+ * The state of one map or unmap, for the drm_gpuvm callbacks. A map
+ * (@remapping) first unmaps what its range held: the tables stay for it.
+ */
 struct pagoda_vm_op_ctx {
 	struct pagoda_vm *vm;
 	struct pagoda_paging_batch *batch;
 	struct drm_gpuvm_bo *vm_bo;
 	u64 pte_flags;
+	bool remapping;
 	struct pagoda_vma *prealloc[PAGODA_VM_PREALLOC];
 	struct list_head released;
 	struct list_head *rebind;
@@ -180,7 +184,7 @@ static int pagoda_vm_step_remap(struct drm_gpuva_op *op, void *priv)
 
 	drm_gpuva_op_remap_to_unmap_range(&op->remap, &start, &range);
 	if (!op_ctx->vm->dying) {
-		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->batch, start, range);
+		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->batch, start, range, op_ctx->remapping);
 		if (ret)
 			return ret;
 	}
@@ -207,7 +211,7 @@ static int pagoda_vm_step_unmap(struct drm_gpuva_op *op, void *priv)
 
 	if (!op_ctx->vm->dying) {
 		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->batch, vma->base.va.addr,
-				      vma->base.va.range);
+				      vma->base.va.range, op_ctx->remapping);
 		if (ret)
 			return ret;
 	}
@@ -548,7 +552,8 @@ static int pagoda_vm_update(struct pagoda_vm *vm, struct pagoda_vm_op_ctx *op_ct
 		}
 	}
 	pagoda_paging_batch_init(&batch, vm->pgdev);
-	if (op_ctx->vm_bo || (op_ctx->pte_flags & PAGODA_PTE_ZERO))
+	op_ctx->remapping = op_ctx->vm_bo || (op_ctx->pte_flags & PAGODA_PTE_ZERO);
+	if (op_ctx->remapping)
 		ret = drm_gpuvm_sm_map(&vm->gpuvm, op_ctx, va, size, obj, offset);
 	else
 		ret = drm_gpuvm_sm_unmap(&vm->gpuvm, op_ctx, va, size);

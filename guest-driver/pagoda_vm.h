@@ -217,7 +217,8 @@ void pagoda_pt_fini(struct pagoda_vm *vm);
 int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size);
 int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
 		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite);
-int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size);
+int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
+		    bool keep);
 u64 pagoda_pt_root_addr(struct pagoda_vm *vm);
 u32 pagoda_pt_root_entries(struct pagoda_vm *vm);
 int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent);

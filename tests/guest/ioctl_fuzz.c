@@ -3,11 +3,21 @@
  * Calls every Pagoda ioctl with random and boundary arguments, plus the
  * whole driver ioctl number range and the DRM core ioctls a render node
  * allows, with random sizes, directions and payloads. Every Pagoda ioctl
- * must return what docs/driver.md documents for those arguments (the
- * exact result where the arguments determine it); every other call must
- * fail with an errno, never succeed by accident or crash; the kernel must
- * stay clean (the debug kernel lane reports KASAN, lockdep, UBSAN and
- * leaks).
+ * must return what docs/driver.md, include/uapi/drm/pagoda_drm.h and the
+ * driver's kernel-doc (pagoda_vm.c, pagoda_sched.c) document for those
+ * arguments (the exact result where the arguments determine it); every
+ * other call must fail with an errno, never succeed by accident or crash;
+ * the kernel must stay clean (the debug kernel lane reports KASAN,
+ * lockdep, UBSAN and leaks).
+ *
+ * The fuzzer keeps a model of what its file owns: allocations, the
+ * reservations and mappings of its GPU address space, its contexts (and
+ * whether they are banned) and the fences of its syncobjs, so that
+ * VM_BIND, SUBMIT and the context ioctls are checked exactly. Submissions
+ * run command buffers of NOPs it maps; after each job it waits and asks
+ * CTX_QUERY whether the context was banned, which a job of NOPs must
+ * never be. A result the model cannot explain reopens the file, so that
+ * one wrong result does not cascade.
  *
  * The seed is printed first; a failure replays with
  *   scripts/run-guest.sh --append pagoda_guest.fuzz_seed=SEED ioctl_fuzz
@@ -81,24 +91,40 @@ static void count(struct outcome *o, int err)
 		o->errnos[err]++;
 }
 
+/* Calls and successes of each Pagoda ioctl, by number. */
+static unsigned long nr_calls[DRM_PAGODA_CTX_QUERY + 1], nr_ok[DRM_PAGODA_CTX_QUERY + 1];
+
+static void count_pagoda(unsigned int nr, int err)
+{
+	count(&pagoda_outcome, err);
+	nr_calls[nr]++;
+	nr_ok[nr] += !err;
+}
+
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? errno : 0;
 }
 
+/* What GET_PARAM must report for VA_BITS, MMU_LEVELS and VA_START (see mmu_setup()). */
+static uint64_t mmu_param[3];
+/* End of the file's address space: every VA is below 1 << VA_BITS. */
+static uint64_t va_end;
+
 /*
  * DRM_IOCTL_PAGODA_GET_PARAM: 0 for a known parameter with pad 0, EINVAL
- * for anything else, EFAULT when the argument cannot be copied.
+ * for anything else, EFAULT when the argument cannot be copied. The MMU's
+ * parameters have the values the device reports.
  */
 static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 {
 	struct drm_pagoda_get_param args;
 	int want, got;
 
-	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_HOST_APERTURE_SIZE + 3) : rnd_value();
+	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_VA_START + 3) : rnd_value();
 	args.pad = rnd_below(4) ? 0 : rnd_value();
 	args.value = rnd_value();
-	want = args.param <= DRM_PAGODA_PARAM_HOST_APERTURE_SIZE && !args.pad ? 0 : EINVAL;
+	want = args.param <= DRM_PAGODA_PARAM_VA_START && !args.pad ? 0 : EINVAL;
 
 	if (!rnd_below(16)) {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, bad_pointer(readonly));
@@ -106,17 +132,20 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 	} else {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, &args);
 	}
-	count(&pagoda_outcome, got);
-	if (got == want)
+	count_pagoda(DRM_PAGODA_GET_PARAM, got);
+	if (got == want && (got || args.param < DRM_PAGODA_PARAM_VA_BITS ||
+			    args.value == mmu_param[args.param - DRM_PAGODA_PARAM_VA_BITS]))
 		return 1;
-	pt_fail("call %lu: GET_PARAM param %u pad %u: %s (want %s)",
-		i, args.param, args.pad, strerror(got), strerror(want));
+	pt_fail("call %lu: GET_PARAM param %u pad %u: %s (want %s), value 0x%llx",
+		i, args.param, args.pad, strerror(got), strerror(want),
+		(unsigned long long)args.value);
 	return 0;
 }
 
 /* Handles of allocations the fuzzer created, closed now and then. */
 #define MAX_LIVE	16
 static uint32_t live[MAX_LIVE];
+static uint64_t live_size[MAX_LIVE];	/* their sizes, as GEM_CREATE reported them */
 static unsigned int resident[MAX_LIVE];	/* MakeResident counts of live[] */
 static unsigned int nlive;
 
@@ -189,11 +218,12 @@ static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
 	} else {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_CREATE, &args);
 	}
-	count(&pagoda_outcome, got);
+	count_pagoda(DRM_PAGODA_GEM_CREATE, got);
 	if (!got && got == want) {
 		if (nlive == MAX_LIVE)
 			close_all(fd);
 		resident[nlive] = 0;
+		live_size[nlive] = args.size;
 		live[nlive++] = args.handle;
 		return 1;
 	}
@@ -229,7 +259,7 @@ static int fuzz_gem_info(int fd, void *readonly, unsigned long i)
 	} else {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_INFO, &args);
 	}
-	count(&pagoda_outcome, got);
+	count_pagoda(DRM_PAGODA_GEM_INFO, got);
 	if (got == want)
 		return 1;
 	pt_fail("call %lu: GEM_INFO handle %u pad %u: %s (want %s)", i, args.handle, args.pad,
@@ -289,7 +319,7 @@ static int fuzz_residency(int fd, void *readonly, unsigned long i)
 		want = args.handles == (uintptr_t)readonly ? -1 : EFAULT;
 	}
 	got = do_ioctl(fd, DRM_IOCTL_PAGODA_RESIDENCY, &args);
-	count(&pagoda_outcome, got);
+	count_pagoda(DRM_PAGODA_RESIDENCY, got);
 	if (want == -1)		/* read-only memory holds zero handles */
 		return got == ENOENT || got == 0 || got == EINVAL || got == ENOSPC;
 	if (!want && got == 0) {
@@ -317,7 +347,7 @@ static int fuzz_set_budget(int fd, void *readonly, unsigned long i)
 	} else {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_SET_BUDGET, &args);
 	}
-	count(&pagoda_outcome, got);
+	count_pagoda(DRM_PAGODA_SET_BUDGET, got);
 	if (got == want)
 		return 1;
 	pt_fail("call %lu: SET_BUDGET: %s (want %s)", i, strerror(got), strerror(want));
@@ -347,12 +377,1227 @@ static int fuzz_gem_madvise(int fd, void *readonly, unsigned long i)
 	} else {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_MADVISE, &args);
 	}
-	count(&pagoda_outcome, got);
+	count_pagoda(DRM_PAGODA_GEM_MADVISE, got);
 	if (got == want && (got || args.retained <= 1))
 		return 1;
 	pt_fail("call %lu: GEM_MADVISE handle %u state %u pad %u: %s (want %s), retained %u", i,
 		args.handle, args.state, args.pad, strerror(got), strerror(want), args.retained);
 	return 0;
+}
+
+/*
+ * The rest checks the GPU address space, contexts and submissions against
+ * a model of what this file owns. A result the model cannot explain sets
+ * @resync: main() then reopens the file and the model starts empty.
+ */
+static int resync;
+
+/* A call the fuzzer makes to keep its state known: it must succeed. */
+static int must(int got, unsigned long i, const char *what)
+{
+	if (!got)
+		return 1;
+	pt_fail("call %lu: %s: %s", i, what, strerror(got));
+	resync = 1;
+	return 0;
+}
+
+/* ---- syncobjs: what drm_syncobj_find_fence() finds in each ---- */
+
+#define NSYNC		4	/* [0] created signaled, [NSYNC - 1] also waits for jobs */
+enum { FENCE_NONE, FENCE_PLAIN, FENCE_CHAIN };
+
+static uint32_t sync_handle[NSYNC];
+static int sync_fence[NSYNC];		/* FENCE_*: none, a fence, a timeline chain */
+static uint64_t sync_seqno[NSYNC];	/* FENCE_CHAIN: the chain's last point */
+
+static int sync_index(uint32_t handle)
+{
+	int k;
+
+	for (k = 0; k < NSYNC; k++)
+		if (handle && sync_handle[k] == handle)
+			return k;
+	return -1;
+}
+
+/* What waiting for @s (an in-fence of SUBMIT) answers: 0, ENOENT or EINVAL. */
+static int sync_wait_result(const struct drm_pagoda_sync *s)
+{
+	int k = sync_index(s->handle);
+
+	if (k < 0)
+		return ENOENT;
+	switch (sync_fence[k]) {
+	case FENCE_NONE:
+		return EINVAL;
+	case FENCE_PLAIN:	/* a point of something that is no timeline */
+		return s->point ? EINVAL : 0;
+	default:
+		return s->point > sync_seqno[k] ? EINVAL : 0;
+	}
+}
+
+/* @s received a fence: replaced (point 0) or a timeline point added. */
+static void sync_signal(const struct drm_pagoda_sync *s)
+{
+	int k = sync_index(s->handle);
+
+	if (k < 0)
+		return;
+	if (!s->point) {
+		sync_fence[k] = FENCE_PLAIN;
+		return;
+	}
+	/* a point below the chain's last starts a new chain at the last one */
+	if (sync_fence[k] != FENCE_CHAIN || sync_seqno[k] < s->point)
+		sync_seqno[k] = s->point;
+	sync_fence[k] = FENCE_CHAIN;
+}
+
+static void rnd_sync(struct drm_pagoda_sync *s, int often_none)
+{
+	if (often_none && rnd_below(2))
+		s->handle = 0;
+	else
+		s->handle = rnd_below(4) ? sync_handle[rnd_below(NSYNC)] : (uint32_t)rnd_value();
+	s->flags = rnd_below(16) ? 0 : rnd_value();
+	s->point = rnd_below(2) ? 0 : rnd_below(4) ? rnd_below(8) : rnd_value();
+}
+
+/* ---- contexts ---- */
+
+#define MAX_CTX		8	/* a new one past these destroys one first */
+static uint32_t ctx_id[MAX_CTX];
+static int ctx_banned[MAX_CTX];
+static unsigned int nctx;
+
+static int ctx_index(uint32_t id)
+{
+	unsigned int k;
+
+	for (k = 0; k < nctx; k++)
+		if (ctx_id[k] == id)
+			return k;
+	return -1;
+}
+
+static uint32_t rnd_ctx_id(void)
+{
+	if (nctx && rnd_below(4))
+		return ctx_id[rnd_below(nctx)];
+	return rnd_below(2) ? rnd_below(16) : (uint32_t)rnd_value();
+}
+
+static void ctx_forget(unsigned int k)
+{
+	nctx--;
+	ctx_id[k] = ctx_id[nctx];
+	ctx_banned[k] = ctx_banned[nctx];
+}
+
+static int ctx_destroy(int fd, unsigned int k, unsigned long i)
+{
+	struct drm_pagoda_ctx_destroy args = { .ctx_id = ctx_id[k] };
+
+	if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_DESTROY, &args), i, "CTX_DESTROY of a context"))
+		return 0;
+	ctx_forget(k);
+	return 1;
+}
+
+/* ---- the address space: reservations, and what is mapped in them ---- */
+
+#define MAX_RESV	512
+#define RESV_KEEP	48	/* past these (or MAPS_KEEP), every reservation is freed */
+#define MAX_MAPS	4096
+#define MAPS_KEEP	1500
+/* Zero mappings get tables for all their range: keep those that run small. */
+#define ZERO_MAX	(16ull << 20)
+
+/* What a mapped range holds: tells what a job of a command buffer there does. */
+enum { MAP_NOP = 1, MAP_EXEC, MAP_NO_EXEC };
+
+struct range {
+	uint64_t va, size;
+	int kind;	/* mappings: MAP_* */
+};
+
+static struct range resv[MAX_RESV];
+static struct range maps[MAX_MAPS];	/* sorted by va, none overlapping */
+static unsigned int nresv, nmaps;
+
+/* Index of the reservation holding all of [va, va + size), or -1 (pagoda_vm_find_reservation). */
+static int resv_find(uint64_t va, uint64_t size)
+{
+	unsigned int k;
+
+	for (k = 0; k < nresv; k++)
+		if (resv[k].va <= va && va + size <= resv[k].va + resv[k].size)
+			return k;
+	return -1;
+}
+
+static int resv_overlaps(uint64_t va, uint64_t size)
+{
+	unsigned int k;
+
+	for (k = 0; k < nresv; k++)
+		if (resv[k].va < va + size && va < resv[k].va + resv[k].size)
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether a free range of @size fits in [@lo, @hi): what the driver's
+ * search without DRM_PAGODA_VM_FIXED finds. The lowest that fits starts at
+ * @lo or where a reservation ends.
+ */
+static int resv_fits(uint64_t lo, uint64_t hi, uint64_t size)
+{
+	unsigned int k;
+	uint64_t start;
+
+	for (k = 0; k <= nresv; k++) {
+		start = k < nresv ? resv[k].va + resv[k].size : lo;
+		if (start < lo || start > hi || hi - start < size)
+			continue;
+		if (!resv_overlaps(start, size))
+			return 1;
+	}
+	return 0;
+}
+
+static void resv_add(uint64_t va, uint64_t size)
+{
+	resv[nresv].va = va;
+	resv[nresv].size = size;
+	nresv++;
+}
+
+static void maps_insert(unsigned int k, uint64_t va, uint64_t size, int kind)
+{
+	memmove(&maps[k + 1], &maps[k], (nmaps - k) * sizeof(maps[0]));
+	maps[k].va = va;
+	maps[k].size = size;
+	maps[k].kind = kind;
+	nmaps++;
+}
+
+/* Nothing is mapped in [va, va + size) any more. */
+static void maps_clear(uint64_t va, uint64_t size)
+{
+	uint64_t end = va + size;
+	unsigned int k = 0;
+
+	while (k < nmaps) {
+		struct range *m = &maps[k];
+		uint64_t m_end = m->va + m->size;
+
+		if (m_end <= va || m->va >= end) {
+			k++;
+		} else if (m->va < va && m_end > end) {
+			m->size = va - m->va;
+			maps_insert(k + 1, end, m_end - end, m->kind);
+			k += 2;
+		} else if (m->va < va) {
+			m->size = va - m->va;
+			k++;
+		} else if (m_end > end) {
+			m->size = m_end - end;
+			m->va = end;
+			k++;
+		} else {
+			memmove(m, m + 1, (nmaps - k - 1) * sizeof(maps[0]));
+			nmaps--;
+		}
+	}
+}
+
+static void maps_add(uint64_t va, uint64_t size, int kind)
+{
+	unsigned int k = 0;
+
+	maps_clear(va, size);
+	while (k < nmaps && maps[k].va < va)
+		k++;
+	maps_insert(k, va, size, kind);
+}
+
+/*
+ * The walk of pagoda_vm_check_exec() over [va, va + size): ENOENT at the
+ * first page not mapped, EACCES at the first mapping that cannot be run
+ * (with @exec), else 0; *@nops tells whether all of it holds NOPs.
+ */
+static int maps_walk(uint64_t va, uint64_t size, int exec, int *nops)
+{
+	uint64_t covered = va, end = va + size;
+	unsigned int k;
+	int all = 1;
+
+	for (k = 0; k < nmaps; k++) {
+		const struct range *m = &maps[k];
+
+		if (m->va + m->size <= va)
+			continue;
+		if (m->va >= end)
+			break;
+		if (m->va > covered)
+			return ENOENT;
+		if (exec && m->kind == MAP_NO_EXEC)
+			return EACCES;
+		all &= m->kind == MAP_NOP;
+		covered = m->va + m->size;
+	}
+	if (nops)
+		*nops = all;
+	return covered >= end ? 0 : ENOENT;
+}
+
+/* ---- command buffers of NOPs, for submissions that must run ---- */
+
+#define NOP_SIZE	(64u << 10)
+static uint32_t *nop_map;	/* the CPU's view of the buffer (its handle is closed) */
+static uint64_t nop_va;
+
+static void nop_forget(void)
+{
+	if (nop_map)
+		munmap(nop_map, NOP_SIZE);
+	nop_map = NULL;
+	nop_va = 0;
+}
+
+static int nop_intact(void)
+{
+	int nops = 0;
+
+	return nop_map && !maps_walk(nop_va, NOP_SIZE, 1, &nops) && nops;
+}
+
+/* Where the driver looks for a range for @op without FIXED: [*lo, *hi). */
+static void vm_op_range(const struct drm_pagoda_vm_op *op, uint64_t *lo, uint64_t *hi)
+{
+	*lo = op->min_va > DRM_PAGODA_VA_START ? op->min_va : DRM_PAGODA_VA_START;
+	*hi = op->max_va ? op->max_va : va_end;
+}
+
+/* The size of the reservation @op makes without FIXED. */
+static uint64_t vm_op_resv_size(const struct drm_pagoda_vm_op *op)
+{
+	return (op->size + DRM_PAGODA_VA_ALIGN - 1) & ~(DRM_PAGODA_VA_ALIGN - 1);
+}
+
+/*
+ * Record what @op did (it ran and succeeded). For RESERVE and MAP without
+ * FIXED, the VA the driver chose must be free, aligned and in range;
+ * returns 0 when it is not.
+ */
+static int vm_op_apply(const struct drm_pagoda_vm_op *op)
+{
+	uint64_t lo, hi, size = vm_op_resv_size(op);
+	int k;
+
+	if ((op->op == DRM_PAGODA_VM_OP_RESERVE || op->op == DRM_PAGODA_VM_OP_MAP) &&
+	    !(op->flags & DRM_PAGODA_VM_FIXED)) {
+		vm_op_range(op, &lo, &hi);
+		if (op->va % DRM_PAGODA_VA_ALIGN || op->va < lo || op->va > hi || hi - op->va < size ||
+		    resv_overlaps(op->va, size))
+			return 0;
+		resv_add(op->va, size);
+	}
+	switch (op->op) {
+	case DRM_PAGODA_VM_OP_RESERVE:
+		if (op->flags & DRM_PAGODA_VM_FIXED)
+			resv_add(op->va, op->size);
+		break;
+	case DRM_PAGODA_VM_OP_FREE:
+		k = resv_find(op->va, op->size);
+		maps_clear(op->va, op->size);
+		resv[k] = resv[--nresv];
+		break;
+	case DRM_PAGODA_VM_OP_MAP:
+		maps_add(op->va, op->size,
+			 op->flags & (DRM_PAGODA_VM_ZERO | DRM_PAGODA_VM_NO_EXECUTE) ? MAP_NO_EXEC
+										  : MAP_EXEC);
+		break;
+	default:
+		maps_clear(op->va, op->size);
+		break;
+	}
+	return 1;
+}
+
+static void report_op(unsigned long i, const char *what, const struct drm_pagoda_vm_op *op,
+		      uint32_t k, uint32_t n, uint32_t done, int got, int want)
+{
+	pt_fail("call %lu: VM_BIND %s: op %u of %u (op %u flags 0x%x handle %u pad %u va 0x%llx size 0x%llx offset 0x%llx min_va 0x%llx max_va 0x%llx), %u done: %s (want %s)",
+		i, what, k, n, op->op, op->flags, op->handle, op->pad, (unsigned long long)op->va,
+		(unsigned long long)op->size, (unsigned long long)op->offset,
+		(unsigned long long)op->min_va, (unsigned long long)op->max_va, done, strerror(got),
+		strerror(want));
+}
+
+/* Operations VM_BIND ran (successful ones). */
+static unsigned long vm_ops_done;
+
+/* Free every reservation the model holds: keeps the state (and the page tables) bounded. */
+static int vm_free_all(int fd, unsigned long i)
+{
+	static struct drm_pagoda_vm_op ops[DRM_PAGODA_VM_BIND_MAX_OPS];
+	struct drm_pagoda_vm_bind args = { .ops = (uintptr_t)ops };
+	uint32_t n, k;
+	int got;
+
+	while (nresv) {
+		n = nresv < DRM_PAGODA_VM_BIND_MAX_OPS ? nresv : DRM_PAGODA_VM_BIND_MAX_OPS;
+		memset(ops, 0, n * sizeof(ops[0]));
+		for (k = 0; k < n; k++) {
+			ops[k].op = DRM_PAGODA_VM_OP_FREE;
+			ops[k].va = resv[nresv - 1 - k].va;
+			ops[k].size = resv[nresv - 1 - k].size;
+		}
+		args.count = n;
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_VM_BIND, &args);
+		if (got || args.count != n) {
+			report_op(i, "freeing every reservation", &ops[args.count < n ? args.count : 0],
+				  args.count, n, args.count, got, 0);
+			resync = 1;
+			return 0;
+		}
+		for (k = 0; k < n; k++) {
+			maps_clear(ops[k].va, ops[k].size);
+			nresv--;
+		}
+	}
+	nop_forget();
+	return 1;
+}
+
+/*
+ * Make sure a command buffer of NOPs is mapped executable at nop_va: an
+ * allocation in system memory filled through the CPU and mapped where the
+ * driver picks, its handle closed at once so that no random handle of the
+ * other ioctls reaches it (the mapping and the CPU's keep it).
+ */
+static int nop_setup(int fd, unsigned long i)
+{
+	struct drm_pagoda_gem_create create = {
+		.size = NOP_SIZE,
+		.segments = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_SYSTEM,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	struct drm_pagoda_vm_op op = { .op = DRM_PAGODA_VM_OP_MAP, .size = NOP_SIZE };
+	struct drm_pagoda_vm_bind bind = { .ops = (uintptr_t)&op, .count = 1 };
+	struct drm_pagoda_gem_info info = { 0 };
+	void *map = MAP_FAILED;
+	unsigned int k;
+	int got;
+
+	if (nop_intact())
+		return 1;
+	nop_forget();
+	if ((nresv >= RESV_KEEP || !resv_fits(DRM_PAGODA_VA_START, va_end, NOP_SIZE)) &&
+	    !vm_free_all(fd, i))
+		return 0;
+	if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_CREATE, &create), i,
+		  "GEM_CREATE of a command buffer"))
+		return 0;
+	info.handle = create.handle;
+	got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_INFO, &info);
+	if (!got && info.mmap_offset) {
+		map = mmap(NULL, NOP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+			   (off_t)info.mmap_offset);
+		got = map == MAP_FAILED ? errno : 0;
+	} else if (!got) {
+		got = EACCES;
+	}
+	if (!got) {
+		for (k = 0; k < NOP_SIZE / 4; k++)
+			((uint32_t *)map)[k] = PAGODA_CMD_HEADER(PAGODA_CMD_NOP, 0, 1);
+		op.handle = create.handle;
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_VM_BIND, &bind);
+	}
+	close_handle(fd, create.handle);
+	if (!got && !vm_op_apply(&op)) {
+		report_op(i, "mapping a command buffer: bad VA", &op, 0, 1, 1, 0, 0);
+		resync = 1;
+		got = -1;
+	}
+	if (got) {
+		if (got > 0)
+			must(got, i, "mapping a command buffer of NOPs");
+		if (map != MAP_FAILED)
+			munmap(map, NOP_SIZE);
+		return 0;
+	}
+	maps_add(op.va, NOP_SIZE, MAP_NOP);
+	nop_map = map;
+	nop_va = op.va;
+	return 1;
+}
+
+/* ---- DRM_IOCTL_PAGODA_VM_BIND ---- */
+
+/* A VA: often a reservation's start, end or a page in it, or an edge of the space. */
+static uint64_t rnd_va(void)
+{
+	const struct range *r;
+
+	switch (rnd_below(8)) {
+	case 0:
+		return rnd_value();
+	case 1:
+		return DRM_PAGODA_VA_START * rnd_below(32);
+	case 2:
+		return va_end - DRM_PAGODA_VA_ALIGN * rnd_below(32);
+	case 3:
+		return rnd_below(va_end) & ~(DRM_PAGODA_VA_ALIGN - 1);
+	default:
+		if (!nresv)
+			return DRM_PAGODA_VA_START + DRM_PAGODA_VA_ALIGN * rnd_below(64);
+		r = &resv[rnd_below(nresv)];
+		switch (rnd_below(3)) {
+		case 0:
+			return r->va;
+		case 1:
+			return r->va + r->size;
+		default:
+			return r->va + DRM_PAGODA_VA_PAGE * rnd_below(r->size / DRM_PAGODA_VA_PAGE);
+		}
+	}
+}
+
+/* Bytes in multiples of @unit, mostly small. */
+static uint64_t rnd_size(uint64_t unit)
+{
+	switch (rnd_below(8)) {
+	case 0:
+		return unit * (1 + rnd_below(4096));
+	case 1:
+		return unit << rnd_below(20);
+	default:
+		return unit * (1 + rnd_below(16));
+	}
+}
+
+/*
+ * A random operation. @sane ones pass pagoda_vm_check_op() and name live
+ * allocations: what they do depends on the state only; the others break
+ * one rule or more now and then.
+ */
+static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
+{
+	static const uint32_t kinds[] = {
+		DRM_PAGODA_VM_OP_RESERVE, DRM_PAGODA_VM_OP_RESERVE, DRM_PAGODA_VM_OP_FREE,
+		DRM_PAGODA_VM_OP_MAP, DRM_PAGODA_VM_OP_MAP, DRM_PAGODA_VM_OP_MAP,
+		DRM_PAGODA_VM_OP_UNMAP, DRM_PAGODA_VM_OP_UNMAP,
+	};
+	const struct range *r = nresv && rnd_below(4) ? &resv[rnd_below(nresv)] : NULL;
+	const struct range *m = nmaps && rnd_below(2) ? &maps[rnd_below(nmaps)] : NULL;
+	uint64_t bo_size = 0, span;
+	int idx;
+
+	memset(op, 0, sizeof(*op));
+	op->op = kinds[rnd_below(ARRAY_SIZE(kinds))];
+	switch (op->op) {
+	case DRM_PAGODA_VM_OP_RESERVE:
+		op->flags = rnd_below(2) ? DRM_PAGODA_VM_FIXED : 0;
+		op->size = rnd_size(DRM_PAGODA_VA_ALIGN);
+		break;
+	case DRM_PAGODA_VM_OP_FREE:	/* at @va, without the flag */
+		op->size = r ? r->size : rnd_size(DRM_PAGODA_VA_ALIGN);
+		break;
+	case DRM_PAGODA_VM_OP_MAP:
+		op->flags = (rnd_below(4) ? DRM_PAGODA_VM_FIXED : 0) |
+			    (rnd_below(4) ? 0 : DRM_PAGODA_VM_READ_ONLY) |
+			    (rnd_below(4) ? 0 : DRM_PAGODA_VM_NO_EXECUTE) |
+			    (nlive && rnd_below(4) ? 0 : DRM_PAGODA_VM_ZERO);
+		if (!(op->flags & DRM_PAGODA_VM_ZERO)) {
+			idx = rnd_below(nlive);
+			op->handle = live[idx];
+			bo_size = live_size[idx];
+			op->offset = DRM_PAGODA_VA_PAGE *
+				     rnd_below(rnd_below(2) ? 1 : bo_size / DRM_PAGODA_VA_PAGE);
+			span = (bo_size - op->offset) / DRM_PAGODA_VA_PAGE;
+			op->size = DRM_PAGODA_VA_PAGE * (rnd_below(2) ? span : 1 + rnd_below(span));
+		} else {
+			op->size = rnd_size(DRM_PAGODA_VA_PAGE);
+			if (op->size > ZERO_MAX)
+				op->size = ZERO_MAX;
+		}
+		break;
+	default:
+		op->size = m ? m->size : r ? r->size : rnd_size(DRM_PAGODA_VA_PAGE);
+		break;
+	}
+	/* at @va: a place in a reservation (or over one); else a range to pick from */
+	if (op->flags & DRM_PAGODA_VM_FIXED || op->op == DRM_PAGODA_VM_OP_FREE ||
+	    op->op == DRM_PAGODA_VM_OP_UNMAP) {
+		uint64_t align = op->op == DRM_PAGODA_VM_OP_MAP || op->op == DRM_PAGODA_VM_OP_UNMAP ?
+				 DRM_PAGODA_VA_PAGE : DRM_PAGODA_VA_ALIGN;
+
+		if (m && op->op == DRM_PAGODA_VM_OP_UNMAP) {
+			op->va = m->va;
+			if (rnd_below(2)) {	/* a part of the mapping */
+				op->va += DRM_PAGODA_VA_PAGE * rnd_below(m->size / DRM_PAGODA_VA_PAGE);
+				span = (m->va + m->size - op->va) / DRM_PAGODA_VA_PAGE;
+				op->size = DRM_PAGODA_VA_PAGE * (1 + rnd_below(span));
+			}
+		} else if (r && op->size <= r->size && op->op != DRM_PAGODA_VM_OP_RESERVE) {
+			op->va = r->va + align * rnd_below((r->size - op->size) / align + 1);
+		} else {
+			op->va = rnd_va() & ~(align - 1);
+		}
+		if (op->va < DRM_PAGODA_VA_START)
+			op->va = DRM_PAGODA_VA_START;
+		if (op->size > va_end - DRM_PAGODA_VA_START)
+			op->size = DRM_PAGODA_VA_ALIGN;
+		if (op->va > va_end - op->size)
+			op->va = va_end - op->size;
+	} else if (rnd_below(4)) {
+		op->min_va = rnd_below(2) ? 0 : rnd_va() & ~(DRM_PAGODA_VA_ALIGN - 1);
+		if (op->min_va >= va_end)
+			op->min_va = 0;
+		if (rnd_below(2)) {
+			op->max_va = op->min_va + DRM_PAGODA_VA_ALIGN * (1 + rnd_below(64));
+			op->max_va += vm_op_resv_size(op) * rnd_below(3);
+			if (op->max_va > va_end)
+				op->max_va = va_end;
+		}
+	}
+	if (op->size > va_end - DRM_PAGODA_VA_START)
+		op->size = DRM_PAGODA_VA_ALIGN;
+	if (sane)
+		return;
+
+	/* now and then something pagoda_vm_check_op() refuses */
+	switch (rnd_below(64)) {
+	case 0:
+		op->op = rnd_below(2) ? rnd_below(6) : (uint32_t)rnd_value();
+		break;
+	case 1:
+		op->flags ^= 1u << rnd_below(rnd_below(2) ? 4 : 32);
+		break;
+	case 2:
+		op->pad = rnd_value();
+		break;
+	case 3:
+		op->handle = rnd_below(2) ? 0 : (uint32_t)rnd_value();
+		break;
+	case 4:
+		op->va = rnd_value();
+		break;
+	case 5:
+		op->size = rnd_value();
+		break;
+	case 6:
+		op->offset = rnd_value();
+		break;
+	case 7:
+		op->min_va = rnd_value();
+		break;
+	case 8:
+		op->max_va = rnd_below(2) ? va_end + DRM_PAGODA_VA_ALIGN : rnd_value();
+		break;
+	case 9:
+		op->va += 4096;
+		break;
+	case 10:
+		op->size += DRM_PAGODA_VA_PAGE;
+		break;
+	}
+	/* a zero mapping that passes the checks runs: keep it small */
+	if (op->op == DRM_PAGODA_VM_OP_MAP && op->flags & DRM_PAGODA_VM_ZERO && op->size > ZERO_MAX &&
+	    op->size % DRM_PAGODA_VA_PAGE == 0)
+		op->size = ZERO_MAX;
+}
+
+/* pagoda_vm_check_op(): 0, or EINVAL for what no state makes right. */
+static int vm_op_check(const struct drm_pagoda_vm_op *op)
+{
+	int fixed = op->flags & DRM_PAGODA_VM_FIXED;
+	uint64_t align = op->op == DRM_PAGODA_VM_OP_RESERVE || op->op == DRM_PAGODA_VM_OP_FREE ?
+			 DRM_PAGODA_VA_ALIGN : DRM_PAGODA_VA_PAGE;
+	uint32_t allowed;
+
+	switch (op->op) {
+	case DRM_PAGODA_VM_OP_RESERVE:
+		allowed = DRM_PAGODA_VM_FIXED;
+		break;
+	case DRM_PAGODA_VM_OP_MAP:
+		allowed = DRM_PAGODA_VM_FLAGS;
+		break;
+	case DRM_PAGODA_VM_OP_FREE:
+	case DRM_PAGODA_VM_OP_UNMAP:
+		allowed = 0;
+		fixed = 1;
+		break;
+	default:
+		return EINVAL;
+	}
+	if (op->pad || op->flags & ~allowed || !op->size || op->size % align)
+		return EINVAL;
+	if (op->op == DRM_PAGODA_VM_OP_MAP && !(op->flags & DRM_PAGODA_VM_ZERO)) {
+		if (!op->handle || op->offset % DRM_PAGODA_VA_PAGE)
+			return EINVAL;
+	} else if (op->handle || op->offset) {
+		return EINVAL;
+	}
+	if (fixed)
+		return op->min_va || op->max_va || op->va % align || op->va < DRM_PAGODA_VA_START ||
+		       op->size > va_end || op->va > va_end - op->size ? EINVAL : 0;
+	if (op->min_va % DRM_PAGODA_VA_ALIGN || op->max_va % DRM_PAGODA_VA_ALIGN ||
+	    op->max_va > va_end || (op->max_va && op->max_va <= op->min_va) || op->size > va_end)
+		return EINVAL;
+	return 0;
+}
+
+/* pagoda_vm_lookup_objs(): the checks of every operation before any runs. */
+static int vm_ops_check(const struct drm_pagoda_vm_op *ops, uint32_t n, uint32_t *bad)
+{
+	int ret, idx;
+
+	for (*bad = 0; *bad < n; (*bad)++) {
+		const struct drm_pagoda_vm_op *op = &ops[*bad];
+
+		ret = vm_op_check(op);
+		if (ret)
+			return ret;
+		if (op->op != DRM_PAGODA_VM_OP_MAP || op->flags & DRM_PAGODA_VM_ZERO)
+			continue;
+		idx = live_index(op->handle);
+		if (idx < 0)
+			return ENOENT;
+		if (op->offset > live_size[idx] || op->size > live_size[idx] - op->offset)
+			return EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * What running @op against the modelled space answers (pagoda_vm_run_op).
+ * *@room is set for a MAP, which may also fail for want of memory
+ * (ENOSPC, ENOMEM) where 0 is expected.
+ */
+static int vm_op_expect(const struct drm_pagoda_vm_op *op, int *room)
+{
+	int fixed = op->flags & DRM_PAGODA_VM_FIXED, k;
+	uint64_t lo, hi;
+
+	*room = op->op == DRM_PAGODA_VM_OP_MAP;
+	vm_op_range(op, &lo, &hi);
+	switch (op->op) {
+	case DRM_PAGODA_VM_OP_RESERVE:
+		if (fixed)
+			return resv_overlaps(op->va, op->size) ? EEXIST : 0;
+		return resv_fits(lo, hi, vm_op_resv_size(op)) ? 0 : ENOSPC;
+	case DRM_PAGODA_VM_OP_FREE:
+		k = resv_find(op->va, op->size);
+		return k >= 0 && resv[k].va == op->va && resv[k].size == op->size ? 0 : ENOENT;
+	case DRM_PAGODA_VM_OP_MAP:
+		if (fixed)
+			return resv_find(op->va, op->size) >= 0 ? 0 : ENOENT;
+		return resv_fits(lo, hi, vm_op_resv_size(op)) ? 0 : ENOSPC;
+	default:
+		return resv_find(op->va, op->size) >= 0 && !maps_walk(op->va, op->size, 0, NULL) ?
+		       0 : ENOENT;
+	}
+}
+
+/*
+ * DRM_IOCTL_PAGODA_VM_BIND: EINVAL for a bad count, flags or out_sync
+ * flags; EFAULT for unreadable operations; then, in the order of the
+ * operations, EINVAL for one pagoda_vm_check_op() refuses, ENOENT for an
+ * unknown handle, EINVAL for a range past the allocation; ENOENT for an
+ * unknown out-syncobj; all with nothing done (count 0). Then the
+ * operations run in order until one fails against the state the earlier
+ * ones left (EEXIST, ENOENT, ENOSPC; a MAP also ENOSPC or ENOMEM for want
+ * of memory): count tells how many ran, and each of them must be what the
+ * model expects; the out-syncobj gets a fence either way.
+ */
+static int fuzz_vm_bind(int fd, void *readonly, unsigned long i)
+{
+	static const uint32_t bad_counts[] = {
+		0, DRM_PAGODA_VM_BIND_MAX_OPS, DRM_PAGODA_VM_BIND_MAX_OPS + 1, 0x80000000u, ~0u,
+	};
+	static struct drm_pagoda_vm_op ops[DRM_PAGODA_VM_BIND_MAX_OPS];
+	struct drm_pagoda_vm_bind args = { 0 };
+	uint32_t n, k, bad = ~0u;	/* the operation the checks refuse */
+	int want, got, room, expect, sane = rnd_below(2);
+
+	if ((nresv > RESV_KEEP || nmaps > MAPS_KEEP) && !vm_free_all(fd, i))
+		return 0;
+	n = rnd_below(16) ? 1 + rnd_below(rnd_below(4) ? 4 : 16) :
+			    bad_counts[rnd_below(ARRAY_SIZE(bad_counts))];
+	for (k = 0; k < n && k < DRM_PAGODA_VM_BIND_MAX_OPS; k++)
+		rnd_vm_op(&ops[k], sane);
+	args.ops = (uintptr_t)ops;
+	args.count = n;
+	args.flags = rnd_below(16) ? 0 : rnd_value();
+	rnd_sync(&args.out_sync, 1);
+	if (!n || n > DRM_PAGODA_VM_BIND_MAX_OPS || args.flags || args.out_sync.flags) {
+		want = EINVAL;
+	} else if (!rnd_below(16)) {
+		args.ops = (uintptr_t)bad_pointer(readonly);
+		/* read-only memory holds operations 0 */
+		want = args.ops == (uintptr_t)readonly ? EINVAL : EFAULT;
+	} else {
+		want = vm_ops_check(ops, n, &bad);
+		if (!want && args.out_sync.handle && sync_index(args.out_sync.handle) < 0)
+			want = ENOENT;
+	}
+
+	if (!rnd_below(32)) {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_VM_BIND, bad_pointer(readonly));
+		count_pagoda(DRM_PAGODA_VM_BIND, got);
+		if (got == EFAULT)
+			return 1;
+		pt_fail("call %lu: VM_BIND with a bad argument pointer: %s (want %s)", i,
+			strerror(got), strerror(EFAULT));
+		return 0;
+	}
+	got = do_ioctl(fd, DRM_IOCTL_PAGODA_VM_BIND, &args);
+	count_pagoda(DRM_PAGODA_VM_BIND, got);
+	if (want) {
+		if (got == want && !args.count)
+			return 1;
+		if (bad < n && n <= DRM_PAGODA_VM_BIND_MAX_OPS && args.ops == (uintptr_t)ops)
+			report_op(i, "checks", &ops[bad], bad, n, args.count, got, want);
+		else
+			pt_fail("call %lu: VM_BIND count %u flags 0x%x out_sync %u flags 0x%x point %llu: %s, %u done (want %s, 0 done)",
+				i, n, args.flags, args.out_sync.handle, args.out_sync.flags,
+				(unsigned long long)args.out_sync.point, strerror(got), args.count,
+				strerror(want));
+		resync = 1;
+		return 0;
+	}
+
+	/* Everything passed the checks: the operations ran in order. */
+	if (args.out_sync.handle)
+		sync_signal(&args.out_sync);
+	for (k = 0; k < n; k++) {
+		expect = vm_op_expect(&ops[k], &room);
+		if (k < args.count) {
+			vm_ops_done++;
+			if (!expect && vm_op_apply(&ops[k]))
+				continue;
+			report_op(i, expect ? "ran" : "ran, VA outside the range or over a reservation",
+				  &ops[k], k, n, args.count, 0, expect);
+			resync = 1;
+			return 0;
+		}
+		/* ops[k] stopped the batch */
+		if (got && (got == expect || (!expect && room && (got == ENOSPC || got == ENOMEM))))
+			return 1;
+		report_op(i, "stopped", &ops[k], k, n, args.count, got, expect);
+		resync = 1;
+		return 0;
+	}
+	if (!got && args.count == n)
+		return 1;
+	pt_fail("call %lu: VM_BIND of %u operations: %s, %u done (want 0 and all done)", i, n,
+		strerror(got), args.count);
+	resync = 1;
+	return 0;
+}
+
+/* ---- contexts ---- */
+
+/*
+ * DRM_IOCTL_PAGODA_CTX_CREATE: EINVAL for flags, a pad or a priority past
+ * DRM_PAGODA_PRIORITY_HIGH, else a new id: none in use, and never 0 (the
+ * driver allocates them from 1, XA_FLAGS_ALLOC1). The read-only argument
+ * is not tried: the context would be made before the copy back failed,
+ * and its id never known.
+ */
+static int fuzz_ctx_create(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_ctx_create args;
+	void *bad;
+	int want, got;
+
+	if (nctx == MAX_CTX && !ctx_destroy(fd, rnd_below(nctx), i))
+		return 0;
+	args.priority = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
+	args.flags = rnd_below(8) ? 0 : rnd_value();
+	args.pad = rnd_below(8) ? 0 : rnd_value();
+	args.ctx_id = rnd();
+	want = args.flags || args.pad || args.priority > DRM_PAGODA_PRIORITY_HIGH ? EINVAL : 0;
+	if (!rnd_below(16)) {
+		do
+			bad = bad_pointer(readonly);
+		while (bad == readonly);
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_CREATE, bad);
+		want = EFAULT;
+	} else {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_CREATE, &args);
+	}
+	count_pagoda(DRM_PAGODA_CTX_CREATE, got);
+	if (got == want && !got && args.ctx_id && ctx_index(args.ctx_id) < 0) {
+		ctx_id[nctx] = args.ctx_id;
+		ctx_banned[nctx++] = 0;
+		return 1;
+	}
+	if (got == want && got)
+		return 1;
+	pt_fail("call %lu: CTX_CREATE priority %u flags 0x%x pad 0x%x: %s (want %s), id %u%s", i,
+		args.priority, args.flags, args.pad, strerror(got), strerror(want), args.ctx_id,
+		got || got != want ? "" : args.ctx_id ? " (in use)" : " (ids start at 1)");
+	if (!got)
+		resync = 1;
+	return 0;
+}
+
+/*
+ * DRM_IOCTL_PAGODA_CTX_DESTROY: EINVAL for a pad, ENOENT for an id not in
+ * use (read-only memory names context 0, which never is).
+ */
+static int fuzz_ctx_destroy(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_ctx_destroy args;
+	void *arg = &args;
+	int want, got, k;
+
+	args.ctx_id = rnd_ctx_id();
+	args.pad = rnd_below(8) ? 0 : rnd_value();
+	if (!rnd_below(16)) {
+		arg = bad_pointer(readonly);
+		if (arg == readonly)
+			memset(&args, 0, sizeof(args));
+	}
+	k = ctx_index(args.ctx_id);
+	want = arg != &args && arg != readonly ? EFAULT : args.pad ? EINVAL : k < 0 ? ENOENT : 0;
+	got = do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_DESTROY, arg);
+	count_pagoda(DRM_PAGODA_CTX_DESTROY, got);
+	if (got == want) {
+		if (!got)
+			ctx_forget(k);
+		return 1;
+	}
+	pt_fail("call %lu: CTX_DESTROY id %u pad 0x%x: %s (want %s)", i, args.ctx_id, args.pad,
+		strerror(got), strerror(want));
+	resync = 1;
+	return 0;
+}
+
+/* The answer of CTX_QUERY for a context banned or not (every job of it is done). */
+static int ctx_query_right(const struct drm_pagoda_ctx_query *q, int banned)
+{
+	if (q->status & ~(DRM_PAGODA_CTX_BANNED | DRM_PAGODA_CTX_FAULTED) ||
+	    !(q->status & DRM_PAGODA_CTX_BANNED) != !banned)
+		return 0;
+	if (q->status & DRM_PAGODA_CTX_FAULTED)
+		return q->fault_code != 0;
+	return !q->fault_va && !q->fault_code && !q->fault_access && !q->fault_level;
+}
+
+/*
+ * DRM_IOCTL_PAGODA_CTX_QUERY: EINVAL for a pad, ENOENT for an unknown id;
+ * else whether the context is banned, as the fuzzer knows it.
+ */
+static int fuzz_ctx_query(int fd, void *readonly, unsigned long i)
+{
+	struct drm_pagoda_ctx_query args;
+	int want, got, k;
+
+	args.ctx_id = rnd_ctx_id();
+	args.status = rnd();
+	args.fault_va = rnd();
+	args.fault_code = rnd();
+	args.fault_access = rnd();
+	args.fault_level = rnd();
+	args.pad = rnd_below(8) ? 0 : rnd_value();
+	k = ctx_index(args.ctx_id);
+	want = args.pad ? EINVAL : k < 0 ? ENOENT : 0;
+	if (!rnd_below(16)) {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_QUERY, bad_pointer(readonly));
+		want = EFAULT;
+	} else {
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_QUERY, &args);
+	}
+	count_pagoda(DRM_PAGODA_CTX_QUERY, got);
+	if (got == want && (got || ctx_query_right(&args, ctx_banned[k])))
+		return 1;
+	pt_fail("call %lu: CTX_QUERY id %u pad 0x%x: %s (want %s), status 0x%x (want %s) fault va 0x%llx code %u access %u level %u",
+		i, args.ctx_id, args.pad, strerror(got), strerror(want), args.status,
+		k >= 0 && ctx_banned[k] ? "banned" : "not banned", (unsigned long long)args.fault_va,
+		args.fault_code, args.fault_access, args.fault_level);
+	resync = 1;
+	return 0;
+}
+
+/* ---- DRM_IOCTL_PAGODA_SUBMIT ---- */
+
+#define JOB_TIMEOUT_NS	(30ll * 1000 * 1000 * 1000)
+
+/* Jobs submitted and waited for; those of them that got their context banned. */
+static unsigned long jobs, jobs_banned;
+
+/*
+ * Wait until every job of context @k is done, with a job of NOPs behind
+ * them, then learn from CTX_QUERY whether it is banned: only when
+ * @may_fault (an earlier job ran something else than NOPs).
+ */
+static int settle(int fd, unsigned int k, int may_fault, unsigned long i)
+{
+	struct drm_pagoda_sync done = { .handle = sync_handle[NSYNC - 1] };
+	struct drm_pagoda_submit job = {
+		.ctx_id = ctx_id[k],
+		.cmd_va = nop_va,
+		.cmd_size = 4,
+		.out_count = 1,
+		.out_syncs = (uintptr_t)&done,
+	};
+	struct drm_pagoda_ctx_query q = { .ctx_id = ctx_id[k] };
+	struct pagoda_dev dev = { .fd = fd };
+	int got;
+
+	got = do_ioctl(fd, DRM_IOCTL_PAGODA_SUBMIT, &job);
+	if (!got) {
+		sync_signal(&done);
+		got = -pagoda_syncobj_wait(&dev, done.handle, 0, JOB_TIMEOUT_NS);
+		if (!must(got, i, "waiting for the jobs of a context"))
+			return 0;
+	} else if (got != ECANCELED || !may_fault) {
+		pt_fail("call %lu: SUBMIT of a job of NOPs on context %u: %s (want %s)", i, ctx_id[k],
+			strerror(got), strerror(may_fault ? ECANCELED : 0));
+		resync = 1;
+		return 0;
+	}
+	if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_QUERY, &q), i, "CTX_QUERY of a context"))
+		return 0;
+	jobs++;
+	jobs_banned += q.status & DRM_PAGODA_CTX_BANNED ? 1 : 0;
+	ctx_banned[k] = !!(q.status & DRM_PAGODA_CTX_BANNED);
+	if (ctx_query_right(&q, may_fault ? ctx_banned[k] : 0))
+		return 1;
+	pt_fail("call %lu: context %u after jobs of %s: status 0x%x fault va 0x%llx code %u access %u level %u",
+		i, ctx_id[k], may_fault ? "anything" : "NOPs only", q.status,
+		(unsigned long long)q.fault_va, q.fault_code, q.fault_access, q.fault_level);
+	resync = 1;
+	return 0;
+}
+
+/*
+ * What pagoda_copy_syncs() answers for @count syncobjs at @user (the
+ * read-only buffer reads as zeros): EINVAL for too many or for flags,
+ * EFAULT when they cannot be read. *@syncs is what the driver reads.
+ */
+static int syncs_copy_result(uint64_t user, uint32_t count, void *readonly,
+			     const struct drm_pagoda_sync **syncs)
+{
+	static const struct drm_pagoda_sync zero[DRM_PAGODA_SUBMIT_MAX_SYNCS];
+	uint32_t k;
+
+	if (count > DRM_PAGODA_SUBMIT_MAX_SYNCS)
+		return EINVAL;
+	if (!count)
+		return 0;
+	if (user == (uintptr_t)readonly)
+		*syncs = zero;
+	else if (user != (uintptr_t)*syncs)
+		return EFAULT;
+	for (k = 0; k < count; k++)
+		if ((*syncs)[k].flags)
+			return EINVAL;
+	return 0;
+}
+
+/*
+ * DRM_IOCTL_PAGODA_SUBMIT, in the driver's order: EINVAL for flags, a pad
+ * or a bad command buffer size or alignment (pagoda_submit_check); ENOENT
+ * for an unknown context; ECANCELED when it is banned; EINVAL for too
+ * many syncobjs or sync flags, EFAULT for unreadable ones; per in-fence
+ * ENOENT for an unknown syncobj or EINVAL when it has no fence at the
+ * point; ENOENT for an unknown out-syncobj; ENOENT when the buffer is not
+ * mapped throughout, EACCES when a page of it is mapped no-execute or to
+ * zero pages. A job that succeeds is waited for (settle()).
+ */
+static int fuzz_submit(int fd, void *readonly, unsigned long i)
+{
+	static const uint32_t counts[] = {
+		0, 1, 2, 3, DRM_PAGODA_SUBMIT_MAX_SYNCS, DRM_PAGODA_SUBMIT_MAX_SYNCS + 1, 0x80000000u, ~0u,
+	};
+	static const uint32_t sizes[] = {
+		0, 1, 2, 3, 4, 5, 8, 4092, 4096, 4100, DRM_PAGODA_SUBMIT_MAX_SIZE - 4,
+		DRM_PAGODA_SUBMIT_MAX_SIZE, DRM_PAGODA_SUBMIT_MAX_SIZE + 4, ~0u - 3, ~0u,
+	};
+	static struct drm_pagoda_sync in[DRM_PAGODA_SUBMIT_MAX_SYNCS], out[DRM_PAGODA_SUBMIT_MAX_SYNCS];
+	const struct drm_pagoda_sync *in_read = in, *out_read = out;
+	struct drm_pagoda_submit args = { 0 };
+	uint32_t k, off;
+	int want, got, c, nops = 0;
+
+	/* a context and a buffer of NOPs to run, made before anything is submitted */
+	if (!nctx) {
+		struct drm_pagoda_ctx_create create = { .priority = DRM_PAGODA_PRIORITY_NORMAL };
+
+		if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_CREATE, &create), i, "CTX_CREATE"))
+			return 0;
+		ctx_id[0] = create.ctx_id;
+		ctx_banned[nctx++] = 0;
+	}
+	if (!nop_setup(fd, i))
+		return 0;
+
+	args.ctx_id = rnd_ctx_id();
+	args.flags = rnd_below(16) ? 0 : rnd_value();
+	args.pad = rnd_below(16) ? 0 : rnd_value();
+	if (rnd_below(2)) {	/* in the NOPs, or one past them */
+		off = 4 * rnd_below(NOP_SIZE / 4);
+		args.cmd_va = nop_va + off;
+		args.cmd_size = rnd_below(2) ? 4 * (1 + rnd_below(16)) : NOP_SIZE - off;
+		if (args.cmd_size > NOP_SIZE - off)
+			args.cmd_size = NOP_SIZE - off;
+		if (!rnd_below(8))
+			args.cmd_size += 4;
+	} else {
+		args.cmd_va = rnd_below(2) ? rnd_va() + 4 * rnd_below(4) : rnd_value();
+		args.cmd_size = rnd_below(2) ? sizes[rnd_below(ARRAY_SIZE(sizes))] :
+					       4 * (1 + rnd_below(1024));
+	}
+	args.in_count = rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
+	args.out_count = rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
+	for (k = 0; k < DRM_PAGODA_SUBMIT_MAX_SYNCS; k++) {
+		rnd_sync(&in[k], 0);
+		rnd_sync(&out[k], 0);
+		/* mostly syncobjs in every way right, so that the next check is reached */
+		if (rnd_below(4)) {
+			in[k].flags = out[k].flags = 0;
+			in[k].handle = sync_handle[rnd_below(NSYNC)];
+			out[k].handle = sync_handle[rnd_below(NSYNC)];
+			if (sync_wait_result(&in[k]))
+				in[k].point = 0;
+			if (sync_wait_result(&in[k]))
+				in[k].handle = sync_handle[0];
+		}
+	}
+	args.in_syncs = rnd_below(16) ? (uintptr_t)in : (uintptr_t)bad_pointer(readonly);
+	args.out_syncs = rnd_below(16) ? (uintptr_t)out : (uintptr_t)bad_pointer(readonly);
+
+	c = ctx_index(args.ctx_id);
+	if (args.flags || args.pad || args.cmd_size < 4 || args.cmd_size > DRM_PAGODA_SUBMIT_MAX_SIZE ||
+	    args.cmd_size % 4 || args.cmd_va % 4 || args.cmd_va > UINT64_MAX - args.cmd_size)
+		want = EINVAL;
+	else if (c < 0)
+		want = ENOENT;
+	else if (ctx_banned[c])
+		want = ECANCELED;
+	else
+		want = syncs_copy_result(args.in_syncs, args.in_count, readonly, &in_read);
+	if (!want && c >= 0)
+		want = syncs_copy_result(args.out_syncs, args.out_count, readonly, &out_read);
+	for (k = 0; !want && c >= 0 && k < args.in_count; k++)
+		want = sync_wait_result(&in_read[k]);
+	for (k = 0; !want && c >= 0 && k < args.out_count; k++)
+		want = sync_index(out_read[k].handle) < 0 ? ENOENT : 0;
+	if (!want)
+		want = maps_walk(args.cmd_va, args.cmd_size, 1, &nops);
+
+	if (!rnd_below(32)) {
+		void *arg = bad_pointer(readonly);
+
+		/* read-only memory holds a submission of 0 bytes */
+		want = arg == readonly ? EINVAL : EFAULT;
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_SUBMIT, arg);
+		count_pagoda(DRM_PAGODA_SUBMIT, got);
+		if (got == want)
+			return 1;
+		pt_fail("call %lu: SUBMIT with a bad argument pointer: %s (want %s)", i,
+			strerror(got), strerror(want));
+		return 0;
+	}
+	got = do_ioctl(fd, DRM_IOCTL_PAGODA_SUBMIT, &args);
+	count_pagoda(DRM_PAGODA_SUBMIT, got);
+	if (got == want) {
+		if (got)
+			return 1;
+		for (k = 0; k < args.out_count; k++)
+			sync_signal(&out[k]);
+		return settle(fd, c, !nops, i);
+	}
+	pt_fail("call %lu: SUBMIT ctx %u flags 0x%x pad 0x%x va 0x%llx size 0x%x in %u at %s out %u at %s: %s (want %s)",
+		i, args.ctx_id, args.flags, args.pad, (unsigned long long)args.cmd_va, args.cmd_size,
+		args.in_count, args.in_syncs == (uintptr_t)in ? "the syncs" : "a bad pointer",
+		args.out_count, args.out_syncs == (uintptr_t)out ? "the syncs" : "a bad pointer",
+		strerror(got), strerror(want));
+	if (!got && c >= 0)
+		settle(fd, c, 1, i);
+	resync = 1;
+	return 0;
+}
+
+/* ---- the file's state ---- */
+
+/* A new file: syncobjs to use ([0] signaled), nothing else. */
+static int file_setup(int fd)
+{
+	int k;
+
+	for (k = 0; k < NSYNC; k++) {
+		struct drm_syncobj_create create = { .flags = k ? 0 : DRM_SYNCOBJ_CREATE_SIGNALED };
+
+		if (!pt_check(!do_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &create), "syncobj %d created", k))
+			return 0;
+		sync_handle[k] = create.handle;
+		sync_fence[k] = k ? FENCE_NONE : FENCE_PLAIN;
+		sync_seqno[k] = 0;
+	}
+	return 1;
+}
+
+/* The file is being closed: everything it owned goes. */
+static void file_forget(int fd)
+{
+	close_all(fd);
+	nop_forget();
+	nresv = nmaps = nctx = 0;
+	resync = 0;
+}
+
+/* VA_BITS, MMU_LEVELS and VA_START: what the device's registers say, and sane. */
+static int mmu_setup(int fd, const char *bdf)
+{
+	static const unsigned int default_bits[] = { 0, 0, 40, 39, 48 };
+	volatile uint32_t *mmio = pt_map_mmio(bdf);
+	uint64_t bits = 0, levels = 0, start = 0, reg_bits, reg_levels;
+	char cmdline[4096] = "";
+	unsigned int top;
+	FILE *f;
+	int ok;
+
+	if (!pt_check(mmio != NULL, "BAR0 mapped through sysfs"))
+		return 0;
+	reg_bits = pt_reg(mmio, PAGODA_REG_MMU_VA_BITS);
+	reg_levels = pt_reg(mmio, PAGODA_REG_MMU_LEVELS);
+	munmap((void *)mmio, PAGODA_MMIO_SIZE);
+	f = fopen("/proc/cmdline", "r");
+	if (f) {
+		if (!fgets(cmdline, sizeof(cmdline), f))
+			cmdline[0] = 0;
+		fclose(f);
+	}
+	ok = !pt_get_param(fd, DRM_PAGODA_PARAM_VA_BITS, &bits) &&
+	     !pt_get_param(fd, DRM_PAGODA_PARAM_MMU_LEVELS, &levels) &&
+	     !pt_get_param(fd, DRM_PAGODA_PARAM_VA_START, &start);
+	ok = ok && levels >= 2 && levels <= 4 && levels == reg_levels && bits == reg_bits &&
+	     start == DRM_PAGODA_VA_START;
+	top = ok ? 12 + 9 * (levels - 1) : 0;
+	/* the root has 1 to 20 index bits, at most 9 above 2 levels; else the default */
+	ok = ok && bits > top && bits <= top + (levels == 2 ? 20 : 9) &&
+	     (strstr(cmdline, "va-bits=") || bits == default_bits[levels]);
+	if (!pt_check(ok, "GET_PARAM: %llu-bit VAs (register %llu), %llu levels (register %llu), VAs from 0x%llx",
+		      (unsigned long long)bits, (unsigned long long)reg_bits,
+		      (unsigned long long)levels, (unsigned long long)reg_levels,
+		      (unsigned long long)start))
+		return 0;
+	mmu_param[0] = bits;
+	mmu_param[1] = levels;
+	mmu_param[2] = start;
+	va_end = 1ull << bits;
+	return 1;
 }
 
 /*
@@ -372,10 +1617,16 @@ static int fuzz_any(int fd, void *payload, void *readonly, unsigned long i)
 	nr = rnd_below(2) ? DRM_COMMAND_BASE + rnd_below(DRM_COMMAND_END - DRM_COMMAND_BASE)
 			  : rnd_below(DRM_COMMAND_BASE);
 	/* Pagoda's own ioctls are fuzzed with structure above. */
-	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_GEM_MADVISE)
-		nr = DRM_COMMAND_BASE + DRM_PAGODA_GEM_MADVISE + 1;
-	/* GEM_CLOSE with a random handle could close one the fuzzer tracks */
-	if (nr == _IOC_NR(DRM_IOCTL_GEM_CLOSE))
+	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_CTX_QUERY)
+		nr = DRM_COMMAND_BASE + DRM_PAGODA_CTX_QUERY + 1;
+	/*
+	 * GEM_CLOSE with a random handle could close one the fuzzer tracks;
+	 * the syncobj ioctls that make or destroy a handle, or give one a
+	 * fence from another, would change what SUBMIT's checks find.
+	 */
+	if (nr == _IOC_NR(DRM_IOCTL_GEM_CLOSE) || nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_CREATE) ||
+	    nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_DESTROY) || nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE) ||
+	    nr == _IOC_NR(DRM_IOCTL_SYNCOBJ_TRANSFER))
 		nr = _IOC_NR(DRM_IOCTL_VERSION);
 	size = rnd_below(3) ? rnd_below(256) : rnd_below(PAYLOAD_MAX);
 	dir = dirs[rnd_below(ARRAY_SIZE(dirs))];
@@ -396,6 +1647,11 @@ static int fuzz_any(int fd, void *payload, void *readonly, unsigned long i)
 	 */
 	return 1;
 }
+
+static const char *const pagoda_names[] = {
+	"GET_PARAM", "GEM_CREATE", "GEM_INFO", "RESIDENCY", "SET_BUDGET", "GEM_MADVISE",
+	"VM_BIND", "CTX_CREATE", "CTX_DESTROY", "SUBMIT", "CTX_QUERY",
+};
 
 int main(void)
 {
@@ -425,11 +1681,13 @@ int main(void)
 		return pt_exit();
 	/* PRIME_HANDLE_TO_FD may hand out descriptors: keep them from piling up. */
 	signal(SIGPIPE, SIG_IGN);
+	if (!mmu_setup(fd, bdf) || !file_setup(fd))
+		return pt_exit();
 
 	for (i = 0; i < calls && failed < 10; i++) {
 		int ok;
 
-		switch (rnd_below(8)) {
+		switch (rnd_below(16)) {
 		case 0:
 			ok = fuzz_get_param(fd, readonly, i);
 			break;
@@ -448,17 +1706,34 @@ int main(void)
 		case 5:
 			ok = fuzz_gem_madvise(fd, readonly, i);
 			break;
+		case 6:
+		case 7:
+			ok = fuzz_vm_bind(fd, readonly, i);
+			break;
+		case 8:
+			ok = fuzz_ctx_create(fd, readonly, i);
+			break;
+		case 9:
+			ok = fuzz_ctx_destroy(fd, readonly, i);
+			break;
+		case 10:
+		case 11:
+			ok = fuzz_submit(fd, readonly, i);
+			break;
+		case 12:
+			ok = fuzz_ctx_query(fd, readonly, i);
+			break;
 		default:
 			ok = fuzz_any(fd, payload, readonly, i);
 			break;
 		}
 		failed += !ok;
-		/* reopen now and then: state must not leak across files */
-		if (!rnd_below(1000)) {
-			close_all(fd);
+		/* reopen now and then (state must not leak across files), and when the model is lost */
+		if (resync || !rnd_below(1000)) {
+			file_forget(fd);
 			close(fd);
 			fd = pt_open_render(bdf, sizeof(bdf));
-			if (fd < 0)
+			if (fd < 0 || !file_setup(fd))
 				return pt_exit();
 		}
 		/* close descriptors a successful PRIME call may have created */
@@ -466,13 +1741,18 @@ int main(void)
 			for (e = fd + 1; e < fd + 64; e++)
 				close(e);
 	}
-	close_all(fd);
+	file_forget(fd);
 	close(fd);
 
 	printf("Pagoda ioctls: %lu calls, %lu succeeded", pagoda_outcome.calls, pagoda_outcome.ok);
 	for (e = 1; e < (int)ARRAY_SIZE(pagoda_outcome.errnos); e++)
 		if (pagoda_outcome.errnos[e])
 			printf(", %lu %s", pagoda_outcome.errnos[e], strerror(e));
+	printf("\nby ioctl (calls/succeeded):");
+	for (e = 0; e <= DRM_PAGODA_CTX_QUERY; e++)
+		printf(" %s %lu/%lu", pagoda_names[e], nr_calls[e], nr_ok[e]);
+	printf("\nVM_BIND ran %lu operations; %lu jobs waited for, %lu of them banned their context",
+	       vm_ops_done, jobs, jobs_banned);
 	printf("\nother DRM ioctls: %lu calls, %lu succeeded", other_outcome.calls, other_outcome.ok);
 	for (e = 1; e < (int)ARRAY_SIZE(other_outcome.errnos); e++)
 		if (other_outcome.errnos[e])
