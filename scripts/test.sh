@@ -69,6 +69,10 @@ INTX_PROGRAMS="irq irq_delivery pci_reset"
 # within the guest's 1 GiB, and a 4 MiB host aperture (64 slots of 64 KiB),
 # so that CPU access to hidden VRAM reuses slots all the time.
 SUITE_DEVICE=vram-size=64M,hidden-vram-size=64M,host-aperture-size=4M
+# The address-space programs run again on the other page-table layouts:
+# two levels (a resizable root) and 4 KiB segment pages.
+VM_PROGRAMS="vm_render vm_evict vm_share"
+VM_DEVICES="mmu-levels=2 segment-page-size=4096"
 # The stress program runs 60 s where the checks are (debug kernel), 20 s
 # on the stock kernel.
 declare -A STRESS_SECONDS=([stock]=20 [debug]=60)
@@ -85,6 +89,12 @@ guest_lane() {
 	step "guest tests, $kernel kernel (interrupts through INTx: pci=nomsi)"
 	guest_boot "$kind" "$LOGS/guest-tests-$kernel-intx.log" --kernel "$kernel" \
 		--append pci=nomsi $INTX_PROGRAMS
+	local opts
+	for opts in $VM_DEVICES; do
+		step "guest tests, $kernel kernel (address spaces with $opts)"
+		guest_boot "$kind" "$LOGS/guest-tests-$kernel-$opts.log" --kernel "$kernel" \
+			--device "$SUITE_DEVICE,$opts" $VM_PROGRAMS
+	done
 }
 
 main() {
