@@ -447,6 +447,29 @@ void pagoda_debugfs_init(struct pagoda_device *pgdev)
 			    &pagoda_debugfs_paging_selftest_fops);
 }
 
+/*
+ * drm-engine-render and drm-engine-paging: nanoseconds each engine spent on
+ * the file's work (its render jobs; the page-table updates of its address
+ * space). The device has no cycle counter: drm-cycles- counts those
+ * nanoseconds at a nominal 1000 MHz (drm-maxfreq-).
+ */
+static void pagoda_show_fdinfo_engines(struct drm_printer *p, struct pagoda_vm *vm)
+{
+	static const char *const names[PAGODA_NUM_ENGINES] = {
+		[PAGODA_ENGINE_PAGING] = "paging",
+		[PAGODA_ENGINE_RENDER] = "render",
+	};
+	unsigned int e;
+
+	for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+		u64 ns = atomic64_read(&vm->busy_ns[e]);
+
+		drm_printf(p, "drm-engine-%s:\t%llu ns\n", names[e], ns);
+		drm_printf(p, "drm-cycles-%s:\t%llu\n", names[e], ns);
+		drm_printf(p, "drm-maxfreq-%s:\t1000 MHz\n", names[e]);
+	}
+}
+
 /**
  * pagoda_show_fdinfo - the DRM file's memory use, per segment
  * @p: printer of the fdinfo file
@@ -456,9 +479,11 @@ void pagoda_debugfs_init(struct pagoda_device *pgdev)
  * the others of drm_print_memory_stats()) once per segment, named by the
  * segment: drm-total-vram, drm-total-system, ... An allocation counts in
  * the segment it is in now; one being moved counts where it last was.
+ * Then each engine's time on the file's work (pagoda_show_fdinfo_engines()).
  */
 void pagoda_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
+	struct pagoda_file *pfile = file->driver_priv;
 	struct drm_memory_stats stats[PAGODA_NUM_SEGMENTS] = {};
 	struct drm_gem_object *gem;
 	unsigned int seg;
@@ -485,4 +510,5 @@ void pagoda_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		drm_print_memory_stats(p, &stats[seg],
 				       DRM_GEM_OBJECT_RESIDENT | DRM_GEM_OBJECT_PURGEABLE,
 				       pagoda_segment_name(seg));
+	pagoda_show_fdinfo_engines(p, pfile->vm);
 }

@@ -242,7 +242,9 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
 		}
 		trace_pagoda_job_retire(engine->id, job->fence.seqno, job->cmd_bytes);
 		list_del_init(&job->link);
+		/* callbacks count the job's time against the last retirement */
 		dma_fence_signal_locked(&job->fence);
+		engine->last_retire_ns = ktime_get_raw_ns();
 	}
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
 }
@@ -268,6 +270,23 @@ void pagoda_engine_fault(struct pagoda_engine *engine, u32 context)
 	pagoda_write(pgdev, PAGODA_REG_CTX_SELECT, PAGODA_KERNEL_CONTEXT);
 	pagoda_write(pgdev, PAGODA_REG_CTX_STATUS, PAGODA_CTX_STATUS_HALTED);
 	spin_unlock_irqrestore(&pgdev->ctx_lock, flags);
+}
+
+/**
+ * pagoda_engine_busy_since - time a job just retired spent on its engine
+ * @engine: the engine
+ * @submit_ns: when the job was handed to the engine (ktime_get_raw_ns())
+ *
+ * Called from a callback of the job's fence, under the fence lock: the job
+ * ran from its submission or from the retirement of the job before it,
+ * whichever came last.
+ *
+ * Return: nanoseconds.
+ */
+u64 pagoda_engine_busy_since(struct pagoda_engine *engine, u64 submit_ns)
+{
+	lockdep_assert_held(&engine->fence_lock);
+	return ktime_get_raw_ns() - max(submit_ns, engine->last_retire_ns);
 }
 
 /**

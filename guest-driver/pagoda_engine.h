@@ -100,6 +100,8 @@ struct pagoda_job {
  * @fence_lock: the lock of every fence of the engine; also protects
  *	@pending. Taken in the engine's interrupt handler.
  * @pending: submitted jobs whose fence is not signalled, oldest first
+ * @last_retire_ns: when the engine last retired a job, under @fence_lock:
+ *	what a job's time on the engine is counted from, at the earliest
  * @running: the ring is programmed; cleared before a reset or unplug
  */
 struct pagoda_engine {
@@ -123,6 +125,7 @@ struct pagoda_engine {
 
 	spinlock_t fence_lock; /* see @fence_lock above */
 	struct list_head pending;
+	u64 last_retire_ns;
 	bool running;
 };
 
@@ -135,6 +138,7 @@ void pagoda_engine_retire(struct pagoda_engine *engine);
 int pagoda_engine_idle(struct pagoda_engine *engine, long timeout);
 void pagoda_engine_fault(struct pagoda_engine *engine, u32 context);
 bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context);
+u64 pagoda_engine_busy_since(struct pagoda_engine *engine, u64 submit_ns);
 
 struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine);
 void pagoda_job_set_virtual(struct pagoda_job *job, u16 context, u64 va, u32 length);

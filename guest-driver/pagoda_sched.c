@@ -171,11 +171,16 @@ static void pagoda_slot_put(struct pagoda_device *pgdev, u32 slot)
 	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
 }
 
+/* The job retired: its slot goes back, its time counts for its space. */
 static void pagoda_slot_job_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct pagoda_render_job *job = container_of(cb, struct pagoda_render_job, slot_cb);
+	struct pagoda_vm *vm = job->ctx->vm;
+	struct pagoda_engine *engine = &vm->pgdev->engine[PAGODA_ENGINE_RENDER];
 
-	pagoda_slot_put(job->ctx->vm->pgdev, job->slot);
+	atomic64_add(pagoda_engine_busy_since(engine, job->run_ns),
+		     &vm->busy_ns[PAGODA_ENGINE_RENDER]);
+	pagoda_slot_put(vm->pgdev, job->slot);
 }
 
 /**
@@ -222,10 +227,13 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	}
 	pagoda_job_set_virtual(hw, job->slot, job->cmd_va, job->cmd_size);
 	hw->owner = ctx;
+	job->run_ns = ktime_get_raw_ns();
 	fence = pagoda_job_submit(hw);
 	trace_pagoda_render_run(ctx->id, job->slot, fence->seqno);
-	if (dma_fence_add_callback(fence, &job->slot_cb, pagoda_slot_job_done))
+	if (dma_fence_add_callback(fence, &job->slot_cb, pagoda_slot_job_done)) {
+		/* retired already (an engine stopped): nothing to count */
 		pagoda_slot_put(pgdev, job->slot);
+	}
 	/* the scheduler takes the submission's reference */
 	return fence;
 }

@@ -373,9 +373,44 @@ void pagoda_vm_bo_moved(struct pagoda_bo *bo)
 	mutex_unlock(&bo->gpuva_lock);
 }
 
+/* Counts a paging batch's time on the engine for its space (fdinfo). */
+struct pagoda_vm_busy {
+	struct dma_fence_cb cb;
+	struct pagoda_vm *vm;
+	u64 submit_ns;
+};
+
+static void pagoda_vm_busy_done(struct dma_fence *fence, struct dma_fence_cb *cb)
+{
+	struct pagoda_vm_busy *busy = container_of(cb, struct pagoda_vm_busy, cb);
+	struct pagoda_engine *engine = &busy->vm->pgdev->engine[PAGODA_ENGINE_PAGING];
+
+	atomic64_add(pagoda_engine_busy_since(engine, busy->submit_ns),
+		     &busy->vm->busy_ns[PAGODA_ENGINE_PAGING]);
+	kfree(busy);
+}
+
+/*
+ * Count @fence's time for @vm. The space outlives it: its teardown waits
+ * for its last update. (A batch of several jobs counts from its last
+ * job's retirement back to the one before: its other jobs' time is lost.)
+ */
+static void pagoda_vm_count_busy(struct pagoda_vm *vm, struct dma_fence *fence, u64 submit_ns)
+{
+	struct pagoda_vm_busy *busy = kmalloc(sizeof(*busy), GFP_KERNEL);
+
+	if (!busy)
+		return;
+	busy->vm = vm;
+	busy->submit_ns = submit_ns;
+	if (dma_fence_add_callback(fence, &busy->cb, pagoda_vm_busy_done))
+		kfree(busy);
+}
+
 /* Submit @batch (or abort it on @ret); its fence becomes the last update. */
 static int pagoda_vm_batch_done(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, int ret)
 {
+	u64 submit_ns = ktime_get_raw_ns();
 	struct dma_fence *fence = pagoda_paging_batch_finish(batch, ret);
 
 	if (IS_ERR(fence)) {
@@ -383,6 +418,8 @@ static int pagoda_vm_batch_done(struct pagoda_vm *vm, struct pagoda_paging_batch
 		vm->lost = true;
 		return PTR_ERR(fence);
 	}
+	if (!dma_fence_is_signaled(fence))
+		pagoda_vm_count_busy(vm, fence, submit_ns);
 	dma_fence_put(vm->last_update);
 	vm->last_update = fence;
 	return 0;

@@ -93,6 +93,7 @@ struct pagoda_pt {
  *	under &pagoda_device.slot_lock
  * @faults: faults of its jobs so far
  * @link: in &pagoda_device.vm_list
+ * @busy_ns: time each engine spent on the space's work (fdinfo)
  */
 struct pagoda_vm {
 	struct drm_gpuvm gpuvm;
@@ -113,6 +114,7 @@ struct pagoda_vm {
 	u32 slot;
 	u32 faults;
 	struct list_head link;
+	atomic64_t busy_ns[PAGODA_NUM_ENGINES];
 };
 
 /**
@@ -180,6 +182,7 @@ struct pagoda_gpu_ctx {
  * @hw_fence: the engine's fence once it ran
  * @slot: the device context it ran in
  * @slot_cb: releases @slot when @hw_fence signals
+ * @run_ns: when it was handed to the engine
  */
 struct pagoda_render_job {
 	struct drm_sched_job base;
@@ -189,6 +192,7 @@ struct pagoda_render_job {
 	struct dma_fence *hw_fence;
 	u32 slot;
 	struct dma_fence_cb slot_cb;
+	u64 run_ns;
 };
 
 /**

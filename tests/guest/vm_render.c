@@ -416,6 +416,15 @@ static void test_root_resize(struct pagoda_dev *dev, uint32_t ctx)
 	buf_destroy(dev, &low);
 }
 
+/* An fdinfo "key:\tN ns" value of this process's file, or -1. */
+static long long fdinfo_ns(struct pagoda_dev *dev, const char *key)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", dev->fd);
+	return pt_debugfs_value(path, key, ":\t");
+}
+
 int main(void)
 {
 	struct pagoda_dev dev;
@@ -438,6 +447,9 @@ int main(void)
 	test_syncobjs(&dev, ctx);
 	if (levels == 2)
 		test_root_resize(&dev, ctx);
+	pt_check(fdinfo_ns(&dev, "drm-engine-render") > 0 && fdinfo_ns(&dev, "drm-engine-paging") > 0,
+		 "fdinfo: render %lld ns, paging %lld ns on this file's work",
+		 fdinfo_ns(&dev, "drm-engine-render"), fdinfo_ns(&dev, "drm-engine-paging"));
 	test_protections(&dev);
 	test_fault_isolation(&dev);
 	pagoda_ctx_destroy(&dev, ctx);
