@@ -73,10 +73,17 @@ static void pagoda_fault_handle_one(struct pagoda_device *pgdev)
 	fence = (u64)pagoda_read(pgdev, PAGODA_REG_FAULT_FENCE_HI) << 32 |
 		pagoda_read(pgdev, PAGODA_REG_FAULT_FENCE_LO);
 	flags = pagoda_read(pgdev, PAGODA_REG_FAULT_FLAGS);
-	drm_err_ratelimited(&pgdev->drm,
-			    "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
-			    fault.code, context, fault.engine, fault.va, fault.access, fault.level,
-			    flags);
+	/* a user's fault is the user's business: it does not crowd out the driver's */
+	if (context == PAGODA_KERNEL_CONTEXT)
+		drm_err_ratelimited(&pgdev->drm,
+				    "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
+				    fault.code, context, fault.engine, fault.va, fault.access,
+				    fault.level, flags);
+	else
+		dev_info_ratelimited(pgdev->drm.dev,
+				     "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
+				     fault.code, context, fault.engine, fault.va, fault.access,
+				     fault.level, flags);
 	pagoda_fault_log(pgdev, context, &fault);
 	pagoda_write(pgdev, PAGODA_REG_FAULT_POP, 1);
 	if (fault.engine >= PAGODA_NUM_ENGINES || context >= pgdev->params.num_contexts)
