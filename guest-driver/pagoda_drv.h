@@ -197,6 +197,7 @@ struct pagoda_fault_entry {
  *	reservations under it with trylock only)
  * @bo_list: every allocation of the device, for debugfs
  * @render_sched: the render engine's scheduler (pagoda_sched.c)
+ * @render_wq: its workqueue, ordered
  * @slot_lock: protects @slots and every space's &pagoda_vm.slot; taken in
  *	interrupt context (fence callbacks, faults), outside @ctx_lock
  * @slots: the device's contexts as lent to address spaces; 0 is the kernel's
@@ -236,6 +237,7 @@ struct pagoda_device {
 	struct mutex bo_list_lock; /* protects @bo_list */
 	struct list_head bo_list;
 	struct drm_gpu_scheduler render_sched;
+	struct workqueue_struct *render_wq;
 	spinlock_t slot_lock; /* see @slot_lock above */
 	struct pagoda_slot slots[PAGODA_NUM_CONTEXTS];
 	spinlock_t fault_lock; /* see @fault_lock above */

@@ -283,6 +283,7 @@ static const struct drm_sched_backend_ops pagoda_render_sched_ops = {
 static void pagoda_sched_release(struct drm_device *drm, void *arg)
 {
 	drm_sched_fini(&to_pagoda_device(drm)->render_sched);
+	destroy_workqueue(to_pagoda_device(drm)->render_wq);
 }
 
 /**
@@ -296,11 +297,17 @@ int pagoda_sched_init(struct pagoda_device *pgdev)
 	int ret;
 
 	spin_lock_init(&pgdev->slot_lock);
-	ret = drm_sched_init(&pgdev->render_sched, &pagoda_render_sched_ops, NULL,
+	/* high priority: a job's latency is mostly its worker's wake-up */
+	pgdev->render_wq = alloc_ordered_workqueue("pagoda-render", WQ_HIGHPRI | WQ_MEM_RECLAIM);
+	if (!pgdev->render_wq)
+		return -ENOMEM;
+	ret = drm_sched_init(&pgdev->render_sched, &pagoda_render_sched_ops, pgdev->render_wq,
 			     DRM_SCHED_PRIORITY_COUNT, PAGODA_RENDER_JOBS, 0,
 			     PAGODA_RENDER_TIMEOUT, NULL, NULL, "pagoda-render", pgdev->drm.dev);
-	if (ret)
+	if (ret) {
+		destroy_workqueue(pgdev->render_wq);
 		return ret;
+	}
 	return drmm_add_action_or_reset(&pgdev->drm, pagoda_sched_release, NULL);
 }
 

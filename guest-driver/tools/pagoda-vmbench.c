@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Address-space and submission benchmark, run in a guest by
+ * scripts/bench.sh after the video memory manager benchmark. Prints, in
+ * one run, each figure next to a baseline measured in the same run:
+ *  - a null ioctl (GET_PARAM) round trip, the baseline of what follows;
+ *  - map + unmap pairs per second of 4 KiB, 64 KiB and 2 MiB granules,
+ *    each waited for (the page-table update and TLB flush done);
+ *  - binding 1 GiB (one 64 MiB allocation mapped 16 times) and the page
+ *    tables it takes per mapped GiB (debugfs "vms");
+ *  - a no-op job's round trip (submit to syncobj signalled), and jobs per
+ *    second when 512 are in flight;
+ *  - the first job after every allocation of the space was evicted (its
+ *    allocations validated back and their mappings rewritten), against the
+ *    no-op round trip.
+ * Not a test: nothing depends on the figures.
+ *   usage: pagoda-vmbench
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <libpagoda.h>
+
+#define KIB		1024ull
+#define MIB		(1024 * KIB)
+#define GIB		(1024 * MIB)
+#define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
+#define WAIT_NS		(60ll * 1000 * 1000 * 1000)
+#define DEBUGFS		"/sys/kernel/debug/dri/0"
+
+static struct pagoda_dev dev;
+static uint32_t sync;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void check(const char *what, int ret)
+{
+	if (ret) {
+		fprintf(stderr, "pagoda-vmbench: %s: %s\n", what, strerror(-ret));
+		exit(1);
+	}
+}
+
+static void create(uint64_t size, uint32_t segments, uint32_t preferred, struct pagoda_bo *bo)
+{
+	struct pagoda_bo_desc desc = {
+		.size = size, .segments = segments, .preferred_segment = preferred,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+
+	check("create", pagoda_bo_create(&dev, &desc, bo));
+}
+
+/* Seconds per null ioctl, best of 3 runs of 2000. */
+static double null_ioctl(void)
+{
+	double best = 1e9, t;
+	uint64_t value;
+	int run, i;
+
+	for (run = 0; run < 3; run++) {
+		t = now();
+		for (i = 0; i < 2000; i++)
+			pagoda_query(&dev, DRM_PAGODA_PARAM_CHIP_ID, &value);
+		t = (now() - t) / 2000;
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+/*
+ * Map + unmap pairs of @granule per second, each pair waited for; the
+ * tables of the range exist already (a first pair made them).
+ */
+static double map_unmap_rate(struct pagoda_bo *bo, uint64_t base, uint64_t granule)
+{
+	unsigned int n = granule >= 2 * MIB ? 64 : 256, i;
+	uint64_t va = base;
+	double t;
+
+	check("map", pagoda_vm_map(&dev, bo->handle, 0, granule, DRM_PAGODA_VM_FIXED, &va, 0, 0, 0));
+	check("unmap", pagoda_vm_unmap(&dev, va, granule, 0));
+	t = now();
+	for (i = 0; i < n; i++) {
+		uint64_t va = base + (i % 8) * granule;
+
+		check("map", pagoda_vm_map(&dev, bo->handle, 0, granule, DRM_PAGODA_VM_FIXED, &va,
+					   0, 0, 0));
+		check("unmap", pagoda_vm_unmap(&dev, va, granule, sync));
+		check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+	}
+	return n / (now() - t);
+}
+
+static long long debugfs_value(const char *start, const char *word)
+{
+	char line[512], *p;
+	long long value = -1;
+	FILE *f = fopen(DEBUGFS "/vms", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, start, strlen(start)) && (p = strstr(line, word)))
+			value = strtoll(p + strlen(word), NULL, 10);
+	fclose(f);
+	return value;
+}
+
+static void bench_binds(double null_s)
+{
+	static const uint64_t granules[] = { 4 * KIB, 64 * KIB, 2 * MIB };
+	struct drm_pagoda_vm_op ops[16];
+	uint64_t base = 0, tables;
+	struct pagoda_bo bo;
+	unsigned int i;
+	double t;
+
+	create(64 * MIB, SEG(VRAM) | SEG(SYSTEM), DRM_PAGODA_SEGMENT_VRAM, &bo);
+	check("reserve", pagoda_vm_reserve(&dev, &base, 16 * 2 * MIB, 0, 0, 0));
+	for (i = 0; i < 3; i++) {
+		double rate = map_unmap_rate(&bo, base, granules[i]);
+
+		printf("  map + unmap %4llu KiB, waited        %8.0f /s  (%.1f us each, %.0fx a null ioctl)\n",
+		       (unsigned long long)(granules[i] / KIB), rate, 1e6 / rate,
+		       1 / rate / null_s);
+	}
+	check("free", pagoda_vm_free(&dev, base, 16 * 2 * MIB));
+
+	/* 1 GiB: the allocation mapped 16 times, one batch */
+	memset(ops, 0, sizeof(ops));
+	for (i = 0; i < 16; i++) {
+		ops[i].op = DRM_PAGODA_VM_OP_MAP;
+		ops[i].handle = bo.handle;
+		ops[i].size = 64 * MIB;
+	}
+	t = now();
+	check("bind 1 GiB", pagoda_vm_bind(&dev, ops, 16, sync, 0, NULL));
+	check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+	t = now() - t;
+	tables = 0;
+	for (i = 0; i < 4; i++) {
+		char word[8];
+		long long n;
+
+		snprintf(word, sizeof(word), "level%u ", i);
+		n = debugfs_value("  tables", word);
+		tables += n > 0 ? n : 0;
+	}
+	printf("  bind 1 GiB (16 x 64 MiB)             %8.1f ms   (%.0f MiB/s of VA, 262144 entries: %.0f ns each)\n",
+	       t * 1e3, 1024 / t, t * 1e9 / 262144);
+	printf("  page tables per mapped GiB           %8llu KiB (%llu tables)\n",
+	       (unsigned long long)(tables * 4), (unsigned long long)tables);
+	for (i = 0; i < 16; i++) {
+		check("unmap", pagoda_vm_unmap(&dev, ops[i].va, 64 * MIB, 0));
+		check("free", pagoda_vm_free(&dev, ops[i].va, 64 * MIB));
+	}
+	pagoda_bo_free(&dev, &bo);
+}
+
+/* Round trip of one job, best of 3 runs of 100, in seconds. */
+static double job_round_trip(uint32_t ctx, uint64_t va)
+{
+	struct drm_pagoda_sync out = { .handle = sync };
+	double best = 1e9, t;
+	int run, i;
+
+	for (run = 0; run < 3; run++) {
+		t = now();
+		for (i = 0; i < 100; i++) {
+			check("submit", pagoda_submit(&dev, ctx, va, 4, NULL, 0, &out, 1));
+			check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+		}
+		t = (now() - t) / 100;
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+static void bench_jobs(double null_s)
+{
+	struct drm_pagoda_sync out = { .handle = sync };
+	struct pagoda_cmdbuf cb;
+	struct pagoda_bo cmd, data;
+	uint64_t cmd_va = 0, va;
+	double rt, t, evicted;
+	unsigned int i;
+	uint32_t ctx;
+	char seg[4];
+
+	create(64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, &cmd);
+	check("map", pagoda_bo_map(&dev, &cmd));
+	pagoda_cmdbuf_init(&cb, cmd.map, cmd.size);
+	pagoda_cmd_nop(&cb, 1);
+	check("bind", pagoda_vm_map(&dev, cmd.handle, 0, cmd.size, 0, &cmd_va, 0, 0, 0));
+	check("context", pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
+
+	rt = job_round_trip(ctx, cmd_va);
+	printf("  no-op job round trip                 %8.1f us   (%.1fx a null ioctl)\n", rt * 1e6,
+	       rt / null_s);
+	t = now();
+	for (i = 0; i < 512; i++)
+		check("submit", pagoda_submit(&dev, ctx, cmd_va, 4, NULL, 0, &out, 1));
+	check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+	t = now() - t;
+	printf("  no-op jobs in flight                 %8.0f /s   (%.1f us each)\n", 512 / t,
+	       t * 1e6 / 512);
+
+	/* 16 x 4 MiB in VRAM, mapped; VRAM evicted; the next job brings them back */
+	for (i = 0; i < 16; i++) {
+		create(4 * MIB, SEG(VRAM) | SEG(SYSTEM), DRM_PAGODA_SEGMENT_VRAM, &data);
+		va = 0;
+		check("bind", pagoda_vm_map(&dev, data.handle, 0, data.size, 0, &va, 0, 0, 0));
+	}
+	job_round_trip(ctx, cmd_va);
+	snprintf(seg, sizeof(seg), "%u", DRM_PAGODA_SEGMENT_VRAM);
+	{
+		FILE *f = fopen(DEBUGFS "/evict", "w");
+
+		if (f) {
+			fputs(seg, f);
+			fclose(f);
+		}
+	}
+	t = now();
+	check("submit", pagoda_submit(&dev, ctx, cmd_va, 4, NULL, 0, &out, 1));
+	check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+	evicted = now() - t;
+	printf("  first job after all VRAM evicted     %8.1f ms   (64 MiB back in VRAM, 16 mappings rewritten; %.0fx a no-op job)\n",
+	       evicted * 1e3, evicted / rt);
+	pagoda_ctx_destroy(&dev, ctx);
+}
+
+int main(void)
+{
+	double null_s;
+
+	check("open", pagoda_open(&dev));
+	check("syncobj", pagoda_syncobj_create(&dev, &sync));
+	printf("address spaces and submission (pagoda-vmbench)\n");
+	null_s = null_ioctl();
+	printf("  null ioctl (GET_PARAM)               %8.1f us\n", null_s * 1e6);
+	bench_binds(null_s);
+	bench_jobs(null_s);
+	pagoda_close(&dev);
+	return 0;
+}
