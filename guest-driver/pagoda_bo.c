@@ -238,8 +238,15 @@ static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
 	return 0;
 }
 
+/*
+ * A new allocation. With @resv (locked by the caller) it shares that
+ * reservation. It is returned reserved when @reserved (which it always is
+ * with @resv), else unreserved. (Reserved from the start, it is never
+ * locked again while the caller may hold other reservations.)
+ */
 static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
-					  const struct drm_pagoda_gem_create *args, u64 size)
+					  const struct drm_pagoda_gem_create *args, u64 size,
+					  struct dma_resv *resv, bool reserved)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct pagoda_bo *bo;
@@ -264,11 +271,14 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	bo->tbo.priority = args->priority + 1;
 	/* on failure TTM calls pagoda_bo_destroy() */
 	ret = ttm_bo_init_reserved(&pgdev->bdev, &bo->tbo, ttm_bo_type_device, &bo->placement,
-				   0, &ctx, NULL, NULL, pagoda_bo_destroy);
+				   0, &ctx, NULL, resv, pagoda_bo_destroy);
 	if (ret)
 		return ERR_PTR(ret);
 	trace_pagoda_bo_create(bo, size, bo->segments, bo->flags, args->priority);
-	ttm_bo_unreserve(&bo->tbo);
+	if (resv || reserved)
+		ttm_bo_move_to_lru_tail_unlocked(&bo->tbo);
+	else
+		ttm_bo_unreserve(&bo->tbo);
 	return bo;
 }
 
@@ -397,15 +407,54 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
 	struct pagoda_bo *bo;
 	int ret;
 
-	bo = pagoda_bo_create(pgdev, &args, size);
+	bo = pagoda_bo_create(pgdev, &args, size, NULL, true);
 	if (IS_ERR(bo))
 		return bo;
-	/* ttm_bo_unreserve() moves a pinned allocation off the LRU eviction walks */
-	WARN_ON(ttm_bo_reserve(&bo->tbo, false, false, NULL));
 	ret = pagoda_bo_place(bo, &ctx);
 	if (!ret)
 		ttm_bo_pin(&bo->tbo);
+	/* ttm_bo_unreserve() moves a pinned allocation off the LRU eviction walks */
 	ttm_bo_unreserve(&bo->tbo);
+	if (ret) {
+		drm_gem_object_put(&bo->tbo.base);
+		return ERR_PTR(ret);
+	}
+	return bo;
+}
+
+/**
+ * pagoda_bo_create_shared - a driver allocation sharing a reservation
+ * @pgdev: the device
+ * @size: bytes, a multiple of the segments' page size
+ * @segments: DRM_PAGODA_SEGMENT_MASK()s it may live in; VRAM is preferred,
+ *	eviction goes to system memory
+ * @resv: the reservation, locked by the caller
+ *
+ * Unlike pagoda_bo_create_kernel() it is not pinned: it moves like any
+ * allocation, under @resv.
+ *
+ * Return: the allocation, placed (pagoda_bo_place()), or an ERR_PTR.
+ */
+struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size, u32 segments,
+					  struct dma_resv *resv)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = false };
+	struct drm_pagoda_gem_create args = {
+		.size = size,
+		.flags = DRM_PAGODA_BO_NO_CPU_ACCESS,
+		.segments = segments,
+		.preferred_segment = segments & DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM) ?
+				     PAGODA_SEG_VRAM : __ffs(segments),
+		.eviction_segment = PAGODA_SEG_SYSTEM,
+		.priority = DRM_PAGODA_PRIORITY_HIGH,
+	};
+	struct pagoda_bo *bo;
+	int ret;
+
+	bo = pagoda_bo_create(pgdev, &args, size, resv, true);
+	if (IS_ERR(bo))
+		return bo;
+	ret = pagoda_bo_place(bo, &ctx);
 	if (ret) {
 		drm_gem_object_put(&bo->tbo.base);
 		return ERR_PTR(ret);
@@ -419,9 +468,11 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
  */
 void pagoda_bo_free_kernel(struct pagoda_bo *bo)
 {
-	WARN_ON(ttm_bo_reserve(&bo->tbo, false, false, NULL));
-	ttm_bo_unpin(&bo->tbo);
-	ttm_bo_unreserve(&bo->tbo);
+	/* pinned, it is on no LRU: nobody else locks it (callers may hold reservations) */
+	if (!WARN_ON(!dma_resv_trylock(bo->tbo.base.resv))) {
+		ttm_bo_unpin(&bo->tbo);
+		ttm_bo_unreserve(&bo->tbo);
+	}
 	drm_gem_object_put(&bo->tbo.base);
 }
 
@@ -567,7 +618,7 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 		drm_dev_exit(idx);
 		return ret;
 	}
-	bo = pagoda_bo_create(pgdev, args, size);
+	bo = pagoda_bo_create(pgdev, args, size, NULL, false);
 	up_read(&pgdev->reset_lock);
 	drm_dev_exit(idx);
 	if (IS_ERR(bo))

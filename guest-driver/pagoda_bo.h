@@ -15,6 +15,8 @@
 
 #include "pagoda_vram_mgr.h"
 
+struct pagoda_pt_chunk;
+
 /**
  * struct pagoda_bo - one allocation of the model
  * @tbo: the TTM buffer object; its GEM object is the user's handle
@@ -32,6 +34,7 @@
  * @segment: the segment it is in, written with the reservation held by
  *	each move, read without it (READ_ONCE) for fdinfo
  * @link: in &pagoda_device.bo_list, under &pagoda_device.bo_list_lock
+ * @pt_chunk: for an allocation of page tables, its chunk (set once)
  * @gpuva_lock: protects the GEM object's list of address-space links
  *	(drm_gem_gpuva_set_lock()); innermost, see pagoda_vm.c
  * @host_aperture_slots: while in hidden VRAM, the host aperture slot
@@ -47,6 +50,7 @@ struct pagoda_bo {
 	bool discarded;
 	u32 segment;
 	struct list_head link;
+	struct pagoda_pt_chunk *pt_chunk;
 	struct mutex gpuva_lock; /* see @gpuva_lock above */
 	struct xarray host_aperture_slots;
 	u32 flags;
@@ -113,6 +117,8 @@ struct pagoda_device;
 struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments,
 					  u32 flags);
 u64 pagoda_bo_contiguous_paddr(struct pagoda_bo *bo);
+struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size, u32 segments,
+					  struct dma_resv *resv);
 void pagoda_bo_free_kernel(struct pagoda_bo *bo);
 u64 pagoda_bo_page_paddr(struct pagoda_bo *bo, u64 offset);
 void pagoda_bo_run_first(struct pagoda_bo *bo, u64 offset, u64 size, struct pagoda_bo_run *run);

@@ -9,10 +9,16 @@
  * made with the space's first mapping.
  *
  * Tables are 4 KiB and live in page-table allocations of 16 tables
- * (chunks), kernel allocations pinned in the segment the hardware allows
- * for tables, VRAM preferred, then hidden VRAM, then system memory. A
- * chunk belongs to one address space, so a table freed by one space is
- * only ever reused by that space.
+ * (chunks), kernel allocations in the segments the hardware allows for
+ * tables, VRAM preferred, then hidden VRAM, then system memory. A chunk
+ * belongs to one address space, so a table freed by one space is only ever
+ * reused by that space, and shares the space's reservation: it is evicted
+ * like any allocation, once the space's jobs are done, and everything that
+ * writes or names its tables holds that reservation. A chunk that moved
+ * has new table addresses at once (pagoda_pt_chunk_moved(), from TTM's
+ * move); before the space's next job pagoda_pt_restore() brings the chunks
+ * back where they belong and rewrites the entries (or the context's root)
+ * naming moved tables.
  *
  * The CPU never writes a table. Every change is an UPDATE_PAGE_TABLE
  * command of a paging batch: a new table is first written invalid
@@ -79,14 +85,17 @@ static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return -ENOMEM;
-	chunk->bo = pagoda_bo_create_kernel(vm->pgdev, PAGODA_PT_CHUNK_SIZE,
-					    vm->pgdev->params.pt_segments, 0);
+	chunk->vm = vm;
+	chunk->bo = pagoda_bo_create_shared(vm->pgdev, PAGODA_PT_CHUNK_SIZE,
+					    vm->pgdev->params.pt_segments,
+					    drm_gpuvm_resv(&vm->gpuvm));
 	if (IS_ERR(chunk->bo)) {
 		int ret = PTR_ERR(chunk->bo);
 
 		kfree(chunk);
 		return ret;
 	}
+	chunk->bo->pt_chunk = chunk;
 	chunk->free = GENMASK(PAGODA_PT_PER_CHUNK - 1, 0);
 	list_add(&chunk->link, &vm->pt_chunks);
 	return 0;
@@ -153,6 +162,7 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 en
 	pt->chunk = chunk;
 	pt->index = __ffs(chunk->free);
 	pt->addr = pagoda_bo_page_paddr(chunk->bo, (u64)pt->index * PAGODA_PT_SIZE);
+	chunk->tables[pt->index] = pt;
 	__clear_bit(pt->index, &chunk->free);
 	/* chunks with free tables stay first */
 	if (!chunk->free)
@@ -174,6 +184,7 @@ static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
 	if (pt->bo) {
 		pagoda_bo_free_kernel(pt->bo);
 	} else {
+		pt->chunk->tables[pt->index] = NULL;
 		__set_bit(pt->index, &pt->chunk->free);
 		list_move(&pt->chunk->link, &vm->pt_chunks);
 	}
@@ -253,7 +264,7 @@ void pagoda_pt_fini(struct pagoda_vm *vm)
 	vm->root = NULL;
 	list_for_each_entry_safe(chunk, next, &vm->pt_chunks, link) {
 		list_del(&chunk->link);
-		pagoda_bo_free_kernel(chunk->bo);
+		drm_gem_object_put(&chunk->bo->tbo.base);
 		kfree(chunk);
 	}
 }
@@ -656,4 +667,99 @@ int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent)
 	if (!ret)
 		vm->root_entries = entries;
 	return ret;
+}
+
+/**
+ * pagoda_pt_chunk_moved - a chunk of tables has a new place
+ * @chunk: the chunk, its allocation reserved and moved
+ *
+ * Called from TTM's move: the tables' addresses change at once (later
+ * paging work writes them there, after the copy); the entries naming them
+ * are rewritten before the space's next job.
+ */
+void pagoda_pt_chunk_moved(struct pagoda_pt_chunk *chunk)
+{
+	unsigned int i;
+
+	for (i = 0; i < PAGODA_PT_PER_CHUNK; i++) {
+		struct pagoda_pt *pt = chunk->tables[i];
+
+		if (!pt)
+			continue;
+		pt->addr = pagoda_bo_page_paddr(chunk->bo, (u64)i * PAGODA_PT_SIZE);
+		pt->moved = true;
+	}
+	chunk->vm->pt_moved = true;
+}
+
+/* Point the entries naming moved tables below @pt at their new place. */
+static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
+			    struct pagoda_pt *pt)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < pt->entries; i++) {
+		struct pagoda_pt *child = pt->children[i];
+
+		if (!child)
+			continue;
+		if (child->moved && !child->fresh) {
+			u64 pte = pt_pte(child->addr, 0);
+
+			ret = pagoda_paging_update_ptes(batch, pt->level, pt->addr, i, &pte, 1, 0);
+			if (ret)
+				return ret;
+		}
+		child->moved = false;
+		if (child->level) {
+			ret = pagoda_pt_relink(vm, batch, child);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+/**
+ * pagoda_pt_restore - tables back in place before a job of the space
+ * @vm: the space, its lock and reservation held
+ *
+ * Chunks evicted since the last job come back to their preferred segment
+ * when there is room; the entries naming tables that moved are rewritten,
+ * then every context's translations flushed (the device's page-walk cache
+ * keeps leaf tables' addresses), and a moved root is set again in the
+ * space's next device context.
+ *
+ * Return: 0 or a negative errno.
+ */
+int pagoda_pt_restore(struct pagoda_vm *vm)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct pagoda_paging_batch batch;
+	struct pagoda_pt_chunk *chunk;
+	struct dma_fence *fence;
+	int ret;
+
+	list_for_each_entry(chunk, &vm->pt_chunks, link) {
+		ret = pagoda_bo_place(chunk->bo, &ctx);
+		if (ret && ret != -ENOSPC && ret != -ENOMEM)
+			return ret;
+	}
+	if (!vm->pt_moved || !vm->root)
+		return 0;
+	if (vm->root->moved)
+		pagoda_slot_release_vm(vm->pgdev, vm);
+	vm->root->moved = false;
+	pagoda_paging_batch_init(&batch, vm->pgdev);
+	ret = pagoda_pt_relink(vm, &batch, vm->root);
+	if (!ret)
+		ret = pagoda_paging_flush_tlb(&batch, 0, 0, 0, true);
+	fence = pagoda_paging_batch_finish(&batch, ret);
+	if (IS_ERR(fence))
+		return PTR_ERR(fence);
+	dma_fence_put(vm->last_update);
+	vm->last_update = fence;
+	vm->pt_moved = false;
+	return 0;
 }

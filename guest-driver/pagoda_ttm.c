@@ -572,6 +572,9 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 		ret = ttm_bo_move_accel_cleanup(bo, fence, evict, true, new_mem);
 	}
 	dma_fence_put(fence);
+	/* page tables in it have new addresses */
+	if (!ret && to_pagoda_bo(bo)->pt_chunk)
+		pagoda_pt_chunk_moved(to_pagoda_bo(bo)->pt_chunk);
 	return ret;
 }
 

@@ -28,8 +28,11 @@
  * (they are in its reservation), and the next job waits for the rewrite.
  *
  * Locking: &pagoda_vm.lock serialises the space (bind, job preparation,
- * teardown). Inside it come allocation reservations (a ww class), then the
- * paging engine's submit lock while a batch is built, then
+ * teardown). Inside it come the reservations, locked together with
+ * drm_exec: the space's own (drm_gpuvm's, which its page-table allocations
+ * share, so that no table moves while a bind or a job's preparation names
+ * it) and those of the allocations involved. Then the paging engine's
+ * submit lock while a batch is built, then
  * &pagoda_bo.gpuva_lock, the lock of an allocation's list of links
  * (drm_gem_gpuva_set_lock()), which is innermost: nothing that may free an
  * allocation or submit paging work runs under it.
@@ -473,7 +476,9 @@ int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec, struct dr
 
 	if (vm->lost)
 		return -EIO;
-	ret = drm_gpuvm_validate(&vm->gpuvm, exec);
+	ret = pagoda_pt_restore(vm);
+	if (!ret)
+		ret = drm_gpuvm_validate(&vm->gpuvm, exec);
 	if (!ret)
 		ret = pagoda_vm_rebind(vm);
 	if (ret)
@@ -622,29 +627,18 @@ static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 
 	bo = gem_to_pagoda_bo(obj);
 	ret = pagoda_pt_alloc_range(vm, op->va, op->size);
+	if (!ret)
+		ret = pagoda_bo_place(bo, &ctx);
 	if (ret)
 		return ret;
-	ret = dma_resv_lock_interruptible(obj->resv, NULL);
-	if (ret)
-		return ret;
-	ret = pagoda_bo_place(bo, &ctx);
-	if (ret)
-		goto unlock;
 	mutex_lock(&bo->gpuva_lock);
 	op_ctx.vm_bo = drm_gpuvm_bo_obtain(&vm->gpuvm, obj);
 	mutex_unlock(&bo->gpuva_lock);
-	if (IS_ERR(op_ctx.vm_bo)) {
-		ret = PTR_ERR(op_ctx.vm_bo);
-		goto unlock;
-	}
+	if (IS_ERR(op_ctx.vm_bo))
+		return PTR_ERR(op_ctx.vm_bo);
 	drm_gpuvm_bo_extobj_add(op_ctx.vm_bo);
 	ret = pagoda_vm_update(vm, &op_ctx, op->va, op->size, obj, op->offset);
-	dma_resv_unlock(obj->resv);
 	pagoda_vm_bo_put(op_ctx.vm_bo);
-	return ret;
-
-unlock:
-	dma_resv_unlock(obj->resv);
 	return ret;
 }
 
@@ -798,6 +792,32 @@ static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
 	return 0;
 }
 
+/*
+ * Lock the space's reservation (that of its page tables) and those of the
+ * allocations the operations map, for the whole batch.
+ */
+static int pagoda_vm_lock_objs(struct pagoda_vm *vm, struct drm_exec *exec,
+			       struct drm_gem_object **objs, u32 count)
+{
+	int ret = 0;
+	u32 i;
+
+	drm_exec_init(exec, DRM_EXEC_INTERRUPTIBLE_WAIT | DRM_EXEC_IGNORE_DUPLICATES, 0);
+	drm_exec_until_all_locked(exec) {
+		ret = drm_gpuvm_prepare_vm(&vm->gpuvm, exec, 0);
+		drm_exec_retry_on_contention(exec);
+		for (i = 0; i < count && !ret; i++) {
+			if (!objs[i])
+				continue;
+			ret = drm_exec_lock_obj(exec, objs[i]);
+			drm_exec_retry_on_contention(exec);
+		}
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
 /* Give the out-syncobj (if any) @fence, binary or at a timeline point. */
 int pagoda_syncobj_signal(struct drm_file *file, const struct drm_pagoda_sync *sync,
 			  struct dma_fence_chain **chain, struct dma_fence *fence)
@@ -885,6 +905,7 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 	struct drm_pagoda_vm_op *ops;
 	struct drm_gem_object **objs;
 	struct dma_fence *fence;
+	struct drm_exec exec;
 	u32 count = args->count, i, done = 0;
 	int ret, idx;
 
@@ -929,13 +950,14 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 	if (ret)
 		goto out_exit;
 	mutex_lock(&vm->lock);
-	for (i = 0; i < count; i++) {
+	ret = pagoda_vm_lock_objs(vm, &exec, objs, count);
+	for (i = 0; i < count && !ret; i++) {
 		ret = vm->lost ? -EIO : pagoda_vm_run_op(vm, &ops[i], objs[i]);
 		trace_pagoda_vm_bind(vm, ops[i].op, ops[i].flags, ops[i].va, ops[i].size, ret);
-		if (ret)
-			break;
-		done++;
+		if (!ret)
+			done++;
 	}
+	drm_exec_fini(&exec);
 	fence = vm->last_update ? dma_fence_get(vm->last_update) : dma_fence_get_stub();
 	mutex_unlock(&vm->lock);
 	up_read(&pgdev->reset_lock);

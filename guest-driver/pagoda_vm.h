@@ -34,25 +34,32 @@ struct pagoda_paging_batch;
 /**
  * struct pagoda_pt_chunk - an allocation holding page tables of one space
  * @link: in &pagoda_vm.pt_chunks
- * @bo: the allocation, pinned
+ * @vm: the space
+ * @bo: the allocation; it shares the space's reservation, under which it
+ *	moves (eviction, coming back)
  * @free: bit i set: table i of the chunk is free
+ * @tables: the tables in it, by index
  */
 struct pagoda_pt_chunk {
 	struct list_head link;
+	struct pagoda_vm *vm;
 	struct pagoda_bo *bo;
 	unsigned long free;
+	struct pagoda_pt *tables[PAGODA_PT_PER_CHUNK];
 };
 
 /**
  * struct pagoda_pt - one page table
  * @chunk: the allocation it lives in
  * @bo: or its own allocation (a root of more than 512 entries)
- * @addr: its device physical address (the allocation is pinned)
+ * @addr: its device physical address; changes when its chunk moves, under
+ *	the space's reservation
  * @entries: its entries: 512, more for a resizable root
  * @index: its table in @chunk
  * @level: 0 for a leaf table
  * @fresh: allocated, its entries not yet written invalid by the device
  *	and its parent entry not yet pointing to it
+ * @moved: its chunk moved: its parent entry still names the old place
  * @used: valid entries
  * @children: the tables its entries point to (levels above 0), by index
  */
@@ -64,6 +71,7 @@ struct pagoda_pt {
 	u8 index;
 	u8 level;
 	bool fresh;
+	bool moved;
 	u32 used;
 	struct pagoda_pt **children;
 };
@@ -89,6 +97,8 @@ struct pagoda_pt {
  *	rewritten, under @lock
  * @dying: being torn down: mappings go without writing tables
  * @lost: a table update failed part-way: the space takes no more work
+ * @pt_moved: a chunk of its tables moved since the last job: set under the
+ *	space's reservation (TTM's move), acted on before the next job
  * @slot: the device context that runs the space's work, 0 for none;
  *	under &pagoda_device.slot_lock
  * @faults: faults of its jobs so far
@@ -111,6 +121,7 @@ struct pagoda_vm {
 	struct list_head rebind;
 	bool dying;
 	bool lost;
+	bool pt_moved;
 	u32 slot;
 	u32 faults;
 	struct list_head link;
@@ -226,6 +237,8 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 u64 pagoda_pt_root_addr(struct pagoda_vm *vm);
 u32 pagoda_pt_root_entries(struct pagoda_vm *vm);
 int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent);
+void pagoda_pt_chunk_moved(struct pagoda_pt_chunk *chunk);
+int pagoda_pt_restore(struct pagoda_vm *vm);
 
 /* pagoda_vm.c */
 struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev);

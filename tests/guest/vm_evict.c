@@ -8,7 +8,8 @@
  * contents at its VA wherever the allocation went: the driver rewrites
  * the mappings of what moved before the job runs. The CPU keeps a model of
  * every allocation's contents and checks each job's results and, at the
- * end, every allocation.
+ * end, every allocation. The page tables are evicted with VRAM too, and
+ * come back for the next job.
  */
 #include <libpagoda.h>
 
@@ -219,6 +220,27 @@ int main(void)
 	printf("allocation read by jobs was in: system %u, VRAM %u, hidden VRAM %u\n", seen[0],
 	       seen[1], seen[2]);
 	pt_check(seen[0] && seen[1], "jobs used allocations in system memory and in VRAM");
+
+	/* page tables are evicted with VRAM and come back for the next job */
+	{
+		long long before, evicted, back;
+		char text[8];
+		uint32_t *r = result.map;
+		struct pagoda_cmdbuf cb;
+
+		before = pt_debugfs_value(DEBUGFS "/vms", "  table chunks", "vram ");
+		snprintf(text, sizeof(text), "%u", DRM_PAGODA_SEGMENT_VRAM);
+		pt_write_file(DEBUGFS "/evict", text);
+		evicted = pt_debugfs_value(DEBUGFS "/vms", "  table chunks", "vram ");
+		pagoda_cmdbuf_init(&cb, cmd.map, cmd.size);
+		pagoda_cmd_crc32(&cb, allocs[0].va, SIZE, result_va);
+		ret = cb.error ?: run_job(&dev, ctx, cmd_va, cb.used_bytes);
+		back = pt_debugfs_value(DEBUGFS "/vms", "  table chunks", "vram ");
+		pt_check(before > 0 && evicted == 0 && back == before && !ret &&
+			 r[0] == crc_of_fill(allocs[0].value, SIZE / 4),
+			 "page tables: %lld chunks in VRAM, %lld after VRAM was evicted, %lld after the next job, which ran right (%d)",
+			 before, evicted, back, ret);
+	}
 
 	/* every allocation holds its last value: sampled by the GPU (CRC32 of each) */
 	for (i = 0; i < COUNT; i++) {
