@@ -160,6 +160,7 @@ static void pagoda_read_params(struct pagoda_device *pgdev, struct pci_dev *pdev
 	params->host_aperture_size = (u64)params->host_aperture_pages *
 				     params->host_aperture_page_size;
 	params->mmu_levels = pagoda_read(pgdev, PAGODA_REG_MMU_LEVELS);
+	params->mmu_caps = pagoda_read(pgdev, PAGODA_REG_MMU_CAPS);
 	params->va_bits = pagoda_read(pgdev, PAGODA_REG_MMU_VA_BITS);
 	params->pt_segments = DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_SYSTEM) |
 			      DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM) |

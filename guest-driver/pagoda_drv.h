@@ -61,6 +61,7 @@ struct pagoda_params {
 	u32 host_aperture_page_size;
 	u64 host_aperture_size;
 	u32 mmu_levels;
+	u32 mmu_caps;
 	u32 va_bits;
 	u32 pt_segments;
 };

@@ -38,8 +38,17 @@
  * entries, is written invalid again when reused.
  *
  * 64 KiB pages of the model are written as 16 consecutive 4 KiB entries
- * (one UPT_REPEAT_INCREMENT command): the device's LEAF64 tables and 2 MiB
- * large pages are not used yet.
+ * (one UPT_REPEAT_INCREMENT command); the device's LEAF64 tables are not
+ * used. A 2 MiB span of VA that one mapping covers with 2 MiB of a memory
+ * segment, contiguous and 2 MiB aligned (or with zero pages), is one
+ * LARGE_PAGE entry of its level-1 table and has no leaf table; system
+ * memory is mapped in 4 KiB pages. Splitting such a page (unmapping part
+ * of it) or rewriting it as 4 KiB pages (its allocation moved to memory
+ * that no longer allows it) needs a leaf table: pagoda_pt_alloc_range()
+ * and pagoda_pt_prepare_clear() make spares before the batch, the update
+ * takes them, pagoda_pt_put_spares() frees the rest after it. A split page
+ * becomes 512 entries of 4 KiB (one repeated entry), then loses the part
+ * unmapped.
  */
 
 #include <linux/sizes.h>
@@ -53,6 +62,11 @@
 #include "pagoda_paging.h"
 #include "pagoda_trace.h"
 #include "pagoda_vm.h"
+
+/* A level-1 entry that maps 2 MiB itself: no table below it. */
+static struct pagoda_pt pagoda_pt_large;
+#define PT_LARGE		(&pagoda_pt_large)
+#define LARGE_SIZE		SZ_2M
 
 /* Shortest run of contiguous pages written as one repeated entry. */
 #define PAGODA_PT_RUN_MIN	4
@@ -70,6 +84,25 @@ static u32 pt_index(struct pagoda_vm *vm, u64 va, u32 level)
 	u64 index = va >> level_shift(level);
 
 	return level == vm->levels - 1 ? index : index & (PAGODA_PT_ENTRIES - 1);
+}
+
+static bool pt_is_table(const struct pagoda_pt *pt)
+{
+	return pt && pt != PT_LARGE;
+}
+
+/*
+ * Whether [va, va + bytes) starts with a 2 MiB page: @va aligned, 2 MiB
+ * of the run left, and the run in a memory segment and aligned (zero pages
+ * need no memory).
+ */
+static bool pt_large_ok(struct pagoda_vm *vm, u64 va, u64 paddr, u64 bytes, bool zero)
+{
+	if (!(vm->pgdev->params.mmu_caps & PAGODA_MMU_CAPS_LARGE_PAGES) ||
+	    !IS_ALIGNED(va, LARGE_SIZE) || bytes < LARGE_SIZE)
+		return false;
+	return zero || (PAGODA_PADDR_SEG(paddr) != PAGODA_SEG_SYSTEM &&
+			IS_ALIGNED(PAGODA_PADDR_OFFSET(paddr), LARGE_SIZE));
 }
 
 static u64 pt_pte(u64 paddr, u64 flags)
@@ -179,7 +212,7 @@ static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
 
 	if (pt->level)
 		for (i = 0; i < pt->entries; i++)
-			if (pt->children[i])
+			if (pt_is_table(pt->children[i]))
 				pagoda_pt_free(vm, pt->children[i]);
 	if (pt->bo) {
 		pagoda_bo_free_kernel(pt->bo);
@@ -236,6 +269,8 @@ void pagoda_pt_init(struct pagoda_vm *vm)
 	u32 va_bits = vm->pgdev->params.va_bits;
 
 	INIT_LIST_HEAD(&vm->pt_chunks);
+	INIT_LIST_HEAD(&vm->spares);
+	xa_init(&vm->large_ptes);
 	vm->root_entries = PAGODA_PT_ENTRIES;
 	/* a resizable root (2 levels) takes the VA bits the lower levels leave */
 	vm->max_root_entries = vm->levels == 2 ?
@@ -259,9 +294,11 @@ void pagoda_pt_fini(struct pagoda_vm *vm)
 	dma_fence_put(vm->last_update);
 	vm->last_update = NULL;
 
+	pagoda_pt_put_spares(vm);
 	if (vm->root)
 		pagoda_pt_free(vm, vm->root);
 	vm->root = NULL;
+	xa_destroy(&vm->large_ptes);
 	list_for_each_entry_safe(chunk, next, &vm->pt_chunks, link) {
 		list_del(&chunk->link);
 		drm_gem_object_put(&chunk->bo->tbo.base);
@@ -269,83 +306,287 @@ void pagoda_pt_fini(struct pagoda_vm *vm)
 	}
 }
 
-/**
- * pagoda_pt_alloc_range - make the tables a range needs
- * @vm: the address space, its lock held
- * @va: first address, page aligned
- * @size: bytes
- *
- * New tables are fresh: pagoda_pt_map() writes them and links them in.
- * Must not run while a paging batch is being built (it may allocate).
- *
- * Return: 0 or a negative errno; tables made before a failure stay.
- */
-int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size)
+/* The level-1 table of @va, and the tables above it, made as needed. */
+static int pagoda_pt_alloc_upper(struct pagoda_vm *vm, u64 va, struct pagoda_pt **level1)
 {
-	u64 end = va + size;
+	struct pagoda_pt *pt;
+	u32 level;
 
 	if (!vm->root) {
-		struct pagoda_pt *root = pagoda_pt_alloc(vm, vm->levels - 1, vm->root_entries);
-
-		if (IS_ERR(root))
-			return PTR_ERR(root);
-		vm->root = root;
+		pt = pagoda_pt_alloc(vm, vm->levels - 1, vm->root_entries);
+		if (IS_ERR(pt))
+			return PTR_ERR(pt);
+		vm->root = pt;
 	}
+	pt = vm->root;
+	for (level = vm->levels - 1; level > 1; level--) {
+		struct pagoda_pt **child = &pt->children[pt_index(vm, va, level)];
 
-	while (va < end) {
-		struct pagoda_pt *pt = vm->root;
-		u32 level;
+		if (!*child) {
+			struct pagoda_pt *table = pagoda_pt_alloc(vm, level - 1, PAGODA_PT_ENTRIES);
 
-		for (level = vm->levels - 1; level > 0; level--) {
-			struct pagoda_pt **child = &pt->children[pt_index(vm, va, level)];
-
-			if (!*child) {
-				struct pagoda_pt *table = pagoda_pt_alloc(vm, level - 1,
-									  PAGODA_PT_ENTRIES);
-
-				if (IS_ERR(table))
-					return PTR_ERR(table);
-				*child = table;
-			}
-			pt = *child;
+			if (IS_ERR(table))
+				return PTR_ERR(table);
+			*child = table;
 		}
-		va = round_down(va, SZ_2M) + SZ_2M;
+		pt = *child;
+	}
+	*level1 = pt;
+	return 0;
+}
+
+static int pagoda_pt_add_spare(struct pagoda_vm *vm)
+{
+	struct pagoda_pt *spare = pagoda_pt_alloc(vm, 0, PAGODA_PT_ENTRIES);
+
+	if (IS_ERR(spare))
+		return PTR_ERR(spare);
+	list_add(&spare->spare, &vm->spares);
+	return 0;
+}
+
+static struct pagoda_pt *pagoda_pt_take_spare(struct pagoda_vm *vm)
+{
+	struct pagoda_pt *spare = list_first_entry_or_null(&vm->spares, struct pagoda_pt, spare);
+
+	if (!WARN_ON(!spare))
+		list_del(&spare->spare);
+	return spare;
+}
+
+/**
+ * pagoda_pt_put_spares - free the spare tables an update did not take
+ * @vm: the address space, its lock held
+ */
+void pagoda_pt_put_spares(struct pagoda_vm *vm)
+{
+	struct pagoda_pt *spare, *next;
+
+	list_for_each_entry_safe(spare, next, &vm->spares, spare) {
+		list_del(&spare->spare);
+		pagoda_pt_free(vm, spare);
+	}
+}
+
+/* The tables [va, va + bytes) of one contiguous run (at @paddr) needs. */
+static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 bytes, bool zero)
+{
+	while (bytes) {
+		u64 n = min(bytes, round_down(va, LARGE_SIZE) + LARGE_SIZE - va);
+		bool large = pt_large_ok(vm, va, paddr, bytes, zero);
+		struct pagoda_pt *level1, **child;
+		int ret;
+
+		ret = pagoda_pt_alloc_upper(vm, va, &level1);
+		if (ret)
+			return ret;
+		child = &level1->children[pt_index(vm, va, 1)];
+		if (!large && !*child) {
+			*child = pagoda_pt_alloc(vm, 0, PAGODA_PT_ENTRIES);
+			if (IS_ERR(*child)) {
+				ret = PTR_ERR(*child);
+				*child = NULL;
+				return ret;
+			}
+		} else if (!large && *child == PT_LARGE) {
+			/* the 2 MiB page there is split or rewritten: a table for it */
+			ret = pagoda_pt_add_spare(vm);
+			if (ret)
+				return ret;
+		}
+		va += n;
+		paddr += n;
+		bytes -= n;
 	}
 	return 0;
 }
 
+/**
+ * pagoda_pt_alloc_range - make the tables a mapping needs
+ * @vm: the address space, its lock held
+ * @va: first address, page aligned
+ * @size: bytes
+ * @bo: the allocation it maps, placed where it will be mapped; NULL for
+ *	zero pages
+ * @offset: byte offset in @bo of the page at @va
+ *
+ * Every level down to the leaf tables of the spans mapped in 4 KiB pages,
+ * and spares for the 2 MiB pages it splits or rewrites. New tables are
+ * fresh: pagoda_pt_map() writes them and links them in. Must not run while
+ * a paging batch is being built (it may allocate).
+ *
+ * Return: 0 or a negative errno; tables made before a failure stay.
+ */
+int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
+			  u64 offset)
+{
+	struct pagoda_bo_run run;
+	int ret = 0;
+
+	if (!bo)
+		return pagoda_pt_alloc_run(vm, va, 0, size, true);
+	for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
+	     pagoda_bo_run_next(&run)) {
+		ret = pagoda_pt_alloc_run(vm, va, run.paddr, run.bytes, false);
+		va += run.bytes;
+	}
+	return ret;
+}
+
 /*
- * The leaf table of @va. Fresh tables on the way are written invalid,
+ * A spare for the 2 MiB page of the span holding @va, if the range
+ * [start, end) covers only part of it.
+ */
+static int pagoda_pt_spare_for_edge(struct pagoda_vm *vm, u64 va, u64 start, u64 end)
+{
+	u64 span = round_down(va, LARGE_SIZE);
+	struct pagoda_pt *pt = vm->root;
+	u32 level;
+
+	if (span >= start && span + LARGE_SIZE <= end)
+		return 0;
+	for (level = vm->levels - 1; level > 1 && pt_is_table(pt); level--)
+		pt = pt->children[pt_index(vm, va, level)];
+	if (!pt_is_table(pt) || pt->children[pt_index(vm, va, 1)] != PT_LARGE)
+		return 0;
+	return pagoda_pt_add_spare(vm);
+}
+
+/**
+ * pagoda_pt_prepare_clear - make the tables an unmap may need
+ * @vm: the address space, its lock held
+ * @va: first address of the range to unmap
+ * @size: bytes
+ *
+ * Unmapping part of a 2 MiB page splits it into a leaf table: at most the
+ * first and the last span of the range.
+ *
+ * Return: 0 or a negative errno.
+ */
+int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size)
+{
+	int ret;
+
+	if (!vm->root)
+		return 0;
+	ret = pagoda_pt_spare_for_edge(vm, va, va, va + size);
+	if (!ret && round_down(va, LARGE_SIZE) != round_down(va + size - 1, LARGE_SIZE))
+		ret = pagoda_pt_spare_for_edge(vm, va + size - 1, va, va + size);
+	return ret;
+}
+
+/* Write fresh table @child invalid, then point entry @index of @pt to it. */
+static int pagoda_pt_link(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
+			  struct pagoda_pt *pt, u32 index, struct pagoda_pt *child)
+{
+	u64 pte = pt_pte(child->addr, 0);
+	int ret;
+
+	ret = pagoda_pt_write_invalid(batch, child);
+	if (!ret)
+		ret = pagoda_paging_update_ptes(batch, pt->level, pt->addr, index, &pte, 1, 0);
+	if (!ret)
+		child->fresh = false;
+	return ret;
+}
+
+/*
+ * The level-1 table of @va. Fresh tables on the way are written invalid,
  * then linked into their parent.
  */
-static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
-			  struct pagoda_pt **leaf)
+static int pagoda_pt_level1(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
+			    struct pagoda_pt **level1)
 {
 	struct pagoda_pt *pt = vm->root;
 	u32 level;
 	int ret;
 
-	for (level = vm->levels - 1; level > 0; level--) {
+	for (level = vm->levels - 1; level > 1; level--) {
 		u32 index = pt_index(vm, va, level);
 		struct pagoda_pt *child = pt->children[index];
-		u64 pte;
 
-		if (WARN_ON(!child))
+		if (WARN_ON(!pt_is_table(child)))
 			return -EINVAL;
 		if (child->fresh) {
-			ret = pagoda_pt_write_invalid(batch, child);
+			ret = pagoda_pt_link(vm, batch, pt, index, child);
 			if (ret)
 				return ret;
-			pte = pt_pte(child->addr, 0);
-			ret = pagoda_paging_update_ptes(batch, level, pt->addr, index, &pte, 1, 0);
-			if (ret)
-				return ret;
-			child->fresh = false;
 			pt->used++;
 		}
 		pt = child;
 	}
-	*leaf = pt;
+	*level1 = pt;
+	return 0;
+}
+
+/*
+ * The leaf table of @va, linked in. Where the span has no table (a 2 MiB
+ * page was there) a spare takes its place; replacing a 2 MiB page that
+ * stays mapped (@rewrite) makes the whole table valid.
+ */
+static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
+			  bool rewrite, struct pagoda_pt **leaf)
+{
+	struct pagoda_pt *level1, *child;
+	u32 index;
+	int ret;
+
+	ret = pagoda_pt_level1(vm, batch, va, &level1);
+	if (ret)
+		return ret;
+	index = pt_index(vm, va, 1);
+	child = level1->children[index];
+	if (!pt_is_table(child)) {
+		bool was_large = child == PT_LARGE;
+
+		child = pagoda_pt_take_spare(vm);
+		if (!child)
+			return -EINVAL;
+		level1->children[index] = child;
+		if (was_large) {
+			xa_erase(&vm->large_ptes, va >> ilog2(LARGE_SIZE));
+			/* the entry stays valid: the table replaces the page */
+			level1->used--;
+			if (rewrite)
+				child->used = PAGODA_PT_ENTRIES;
+		}
+	}
+	if (child->fresh) {
+		ret = pagoda_pt_link(vm, batch, level1, index, child);
+		if (ret)
+			return ret;
+		level1->used++;
+	}
+	*leaf = child;
+	return 0;
+}
+
+/* Map the span of @va as one 2 MiB page, entry @pte, replacing what is there. */
+static int pagoda_pt_set_large(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
+			       u64 pte)
+{
+	struct pagoda_pt *level1, *child;
+	u32 index;
+	int ret;
+
+	ret = pagoda_pt_level1(vm, batch, va, &level1);
+	if (ret)
+		return ret;
+	index = pt_index(vm, va, 1);
+	ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
+	if (ret)
+		return ret;
+	ret = xa_err(xa_store(&vm->large_ptes, va >> ilog2(LARGE_SIZE), xa_mk_value(pte),
+			      GFP_KERNEL));
+	if (ret)
+		return ret;
+	child = level1->children[index];
+	/* an entry that was not valid becomes valid */
+	if (!child || (pt_is_table(child) && child->fresh))
+		level1->used++;
+	if (pt_is_table(child))
+		pagoda_pt_free(vm, child);
+	level1->children[index] = PT_LARGE;
 	return 0;
 }
 
@@ -398,7 +639,20 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 		u32 index = pt_index(vm, va, 0), n, i;
 		int ret;
 
-		ret = pagoda_pt_leaf(vm, w->batch, va, &leaf);
+		if (pt_large_ok(vm, va, paddr, bytes, false)) {
+			ret = pagoda_pt_writer_flush(w);
+			if (!ret)
+				ret = pagoda_pt_set_large(vm, w->batch, va,
+							  pt_pte(paddr, pte_flags |
+								 PAGODA_PTE_LARGE_PAGE));
+			if (ret)
+				return ret;
+			va += LARGE_SIZE;
+			paddr += LARGE_SIZE;
+			bytes -= LARGE_SIZE;
+			continue;
+		}
+		ret = pagoda_pt_leaf(vm, w->batch, va, w->rewrite, &leaf);
 		if (ret)
 			return ret;
 		n = min_t(u64, bytes >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
@@ -440,7 +694,14 @@ static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *
 		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
 		int ret;
 
-		ret = pagoda_pt_leaf(vm, batch, va, &leaf);
+		if (pt_large_ok(vm, va, 0, end - va, true)) {
+			ret = pagoda_pt_set_large(vm, batch, va, pte | PAGODA_PTE_LARGE_PAGE);
+			if (ret)
+				return ret;
+			va += LARGE_SIZE;
+			continue;
+		}
+		ret = pagoda_pt_leaf(vm, batch, va, rewrite, &leaf);
 		if (!ret)
 			ret = pagoda_paging_update_ptes(batch, 0, leaf->addr, index, &pte, n,
 							PAGODA_UPT_REPEAT);
@@ -503,9 +764,10 @@ int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 v
 }
 
 /*
- * The leaf table on @path to @va has no valid entry left: free it, and the
- * tables above that only pointed to it, and clear the entry that pointed
- * to the topmost one freed.
+ * Entry @index of the level-1 table on @path to @va goes (a leaf table left
+ * with no valid entry, or a 2 MiB page): free what it pointed to, and the
+ * tables above that only held it, and clear the entry that pointed to the
+ * topmost one freed.
  */
 static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
 			    struct pagoda_pt **path, u64 va)
@@ -520,9 +782,46 @@ static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
 	pt = path[level];
 	index = pt_index(vm, va, level);
 	pt->used--;
-	pagoda_pt_free(vm, pt->children[index]);
+	if (pt_is_table(pt->children[index]))
+		pagoda_pt_free(vm, pt->children[index]);
 	pt->children[index] = NULL;
 	return pagoda_paging_update_ptes(batch, level, pt->addr, index, &invalid, 1, 0);
+}
+
+/*
+ * Split the 2 MiB page of the span of @va into a spare leaf table: 512
+ * entries of 4 KiB in its place. Return: the table, or an ERR_PTR.
+ */
+static struct pagoda_pt *pagoda_pt_split(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
+					 struct pagoda_pt *level1, u64 va)
+{
+	u32 index = pt_index(vm, va, 1);
+	void *entry = xa_erase(&vm->large_ptes, va >> ilog2(LARGE_SIZE));
+	struct pagoda_pt *leaf;
+	u64 pte;
+	int ret;
+
+	if (WARN_ON(!entry))
+		return ERR_PTR(-EINVAL);
+	leaf = pagoda_pt_take_spare(vm);
+	if (!leaf)
+		return ERR_PTR(-EINVAL);
+	pte = xa_to_value(entry) & ~PAGODA_PTE_LARGE_PAGE;
+	ret = pagoda_paging_update_ptes(batch, 0, leaf->addr, 0, &pte, PAGODA_PT_ENTRIES,
+					PAGODA_UPT_REPEAT |
+					(pte & PAGODA_PTE_ZERO ? 0 : PAGODA_UPT_REPEAT_INCREMENT));
+	if (!ret) {
+		pte = pt_pte(leaf->addr, 0);
+		ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
+	}
+	if (ret) {
+		list_add(&leaf->spare, &vm->spares);
+		return ERR_PTR(ret);
+	}
+	leaf->fresh = false;
+	leaf->used = PAGODA_PT_ENTRIES;
+	level1->children[index] = leaf;
+	return leaf;
 }
 
 /**
@@ -533,7 +832,9 @@ static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
  * @size: bytes
  * @keep: the range is mapped again in the same batch: keep its tables
  *
- * Tables left with no valid entry are freed, unless @keep.
+ * Tables left with no valid entry are freed, unless @keep. A 2 MiB page
+ * the range covers goes whole; one it covers in part is split first
+ * (spares from pagoda_pt_prepare_clear() or pagoda_pt_alloc_range()).
  *
  * Return: 0 or a negative errno from the batch.
  */
@@ -550,11 +851,31 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
 		struct pagoda_pt *pt = vm->root;
 
-		for (level = vm->levels - 1; level > 0 && pt; level--) {
+		for (level = vm->levels - 1; level > 0 && pt_is_table(pt); level--) {
 			path[level] = pt;
 			pt = pt->children[pt_index(vm, va, level)];
 		}
-		if (WARN_ON(!pt || pt->fresh || pt->used < n))
+		if (pt == PT_LARGE && IS_ALIGNED(va, LARGE_SIZE) && end - va >= LARGE_SIZE) {
+			xa_erase(&vm->large_ptes, va >> ilog2(LARGE_SIZE));
+			if (keep || path[1]->used > 1 || vm->levels == 2) {
+				path[1]->used--;
+				path[1]->children[pt_index(vm, va, 1)] = NULL;
+				ret = pagoda_paging_update_ptes(batch, 1, path[1]->addr,
+								pt_index(vm, va, 1), &invalid, 1, 0);
+			} else {
+				ret = pagoda_pt_unlink(vm, batch, path, va);
+			}
+			if (ret)
+				return ret;
+			va += LARGE_SIZE;
+			continue;
+		}
+		if (pt == PT_LARGE) {
+			pt = pagoda_pt_split(vm, batch, path[1], va);
+			if (IS_ERR(pt))
+				return PTR_ERR(pt);
+		}
+		if (WARN_ON(!pt_is_table(pt) || pt->fresh || pt->used < n))
 			return -EINVAL;
 		if (pt->used == n && !keep) {
 			pt->used = 0;
@@ -702,7 +1023,7 @@ static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
 	for (i = 0; i < pt->entries; i++) {
 		struct pagoda_pt *child = pt->children[i];
 
-		if (!child)
+		if (!pt_is_table(child))
 			continue;
 		if (child->moved && !child->fresh) {
 			u64 pte = pt_pte(child->addr, 0);

@@ -437,6 +437,20 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 
 	if (list_empty(&vm->rebind))
 		return 0;
+	/* 2 MiB pages may become 4 KiB ones (and back) where they moved */
+	list_for_each_entry(pvb, &vm->rebind, rebind) {
+		struct drm_gpuvm_bo *vm_bo = &pvb->base;
+		struct drm_gpuva *va;
+
+		drm_gpuvm_bo_for_each_va(va, vm_bo) {
+			ret = pagoda_pt_alloc_range(vm, va->va.addr, va->va.range,
+						    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset);
+			if (ret) {
+				pagoda_pt_put_spares(vm);
+				return ret;
+			}
+		}
+	}
 	pagoda_paging_batch_init(&batch, vm->pgdev);
 	list_for_each_entry_safe(pvb, next, &vm->rebind, rebind) {
 		struct drm_gpuvm_bo *vm_bo = &pvb->base;
@@ -453,7 +467,9 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 			break;
 		list_del_init(&pvb->rebind);
 	}
-	return pagoda_vm_batch_done(vm, &batch, ret);
+	ret = pagoda_vm_batch_done(vm, &batch, ret);
+	pagoda_pt_put_spares(vm);
+	return ret;
 }
 
 /**
@@ -603,6 +619,7 @@ static int pagoda_vm_update(struct pagoda_vm *vm, struct pagoda_vm_op_ctx *op_ct
 		vm->lost = true;
 	ret = pagoda_vm_batch_done(vm, &batch, ret);
 out:
+	pagoda_pt_put_spares(vm);
 	pagoda_vm_release_vmas(&op_ctx->released);
 	for (i = 0; i < PAGODA_VM_PREALLOC; i++)
 		kfree(op_ctx->prealloc[i]);
@@ -621,16 +638,19 @@ static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 			   (op->flags & DRM_PAGODA_VM_NO_EXECUTE ? PAGODA_PTE_NO_EXECUTE : 0);
 	if (!obj) {
 		op_ctx.pte_flags |= PAGODA_PTE_ZERO;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size);
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0);
 		return ret ?: pagoda_vm_update(vm, &op_ctx, op->va, op->size, NULL, 0);
 	}
 
+	/* placed first: where it is decides which spans get 2 MiB pages */
 	bo = gem_to_pagoda_bo(obj);
-	ret = pagoda_pt_alloc_range(vm, op->va, op->size);
+	ret = pagoda_bo_place(bo, &ctx);
 	if (!ret)
-		ret = pagoda_bo_place(bo, &ctx);
-	if (ret)
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset);
+	if (ret) {
+		pagoda_pt_put_spares(vm);
 		return ret;
+	}
 	mutex_lock(&bo->gpuva_lock);
 	op_ctx.vm_bo = drm_gpuvm_bo_obtain(&vm->gpuvm, obj);
 	mutex_unlock(&bo->gpuva_lock);
@@ -659,7 +679,13 @@ static bool pagoda_vm_range_mapped(struct pagoda_vm *vm, u64 va, u64 size)
 static int pagoda_vm_unmap(struct pagoda_vm *vm, u64 va, u64 size)
 {
 	struct pagoda_vm_op_ctx op_ctx = {};
+	int ret;
 
+	ret = pagoda_pt_prepare_clear(vm, va, size);
+	if (ret) {
+		pagoda_pt_put_spares(vm);
+		return ret;
+	}
 	return pagoda_vm_update(vm, &op_ctx, va, size, NULL, 0);
 }
 

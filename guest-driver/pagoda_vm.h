@@ -61,7 +61,9 @@ struct pagoda_pt_chunk {
  *	and its parent entry not yet pointing to it
  * @moved: its chunk moved: its parent entry still names the old place
  * @used: valid entries
- * @children: the tables its entries point to (levels above 0), by index
+ * @children: the tables its entries point to (levels above 0), by index;
+ *	at level 1 an entry may be a 2 MiB page instead (pagoda_pt.c)
+ * @spare: in &pagoda_vm.spares while a spare
  */
 struct pagoda_pt {
 	struct pagoda_pt_chunk *chunk;
@@ -74,6 +76,7 @@ struct pagoda_pt {
 	bool moved;
 	u32 used;
 	struct pagoda_pt **children;
+	struct list_head spare;
 };
 
 /**
@@ -90,6 +93,9 @@ struct pagoda_pt {
  * @max_root_entries: most entries the root may have
  * @va_end: end of the VA range the largest root covers
  * @pt_chunks: its page-table allocations
+ * @spares: leaf tables made for one update, to replace 2 MiB pages it
+ *	splits or rewrites; freed when it ends
+ * @large_ptes: entry of each 2 MiB page, by VA >> 21 (xa_mk_value())
  * @tables: tables in use, per level
  * @last_update: fence of the last page-table update; jobs of the space
  *	wait for it. Under @lock.
@@ -116,6 +122,8 @@ struct pagoda_vm {
 	u32 max_root_entries;
 	u64 va_end;
 	struct list_head pt_chunks;
+	struct list_head spares;
+	struct xarray large_ptes;
 	u32 tables[PAGODA_MMU_MAX_LEVELS];
 	struct dma_fence *last_update;
 	struct list_head rebind;
@@ -229,7 +237,10 @@ static inline struct pagoda_vm *to_pagoda_vm(struct drm_gpuvm *gpuvm)
 /* pagoda_pt.c */
 void pagoda_pt_init(struct pagoda_vm *vm);
 void pagoda_pt_fini(struct pagoda_vm *vm);
-int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size);
+int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
+			  u64 offset);
+int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size);
+void pagoda_pt_put_spares(struct pagoda_vm *vm);
 int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
 		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite);
 int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,

@@ -352,6 +352,101 @@ static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
 	buf_destroy(dev, &data);
 }
 
+/* Leaf tables of this process's space (debugfs "vms"; one space open), or -1. */
+static long long leaf_tables(void)
+{
+	return pt_debugfs_value("/sys/kernel/debug/dri/0/vms", "  tables", "level0 ");
+}
+
+/*
+ * 2 MiB of VRAM, contiguous and aligned, mapped at a 2 MiB aligned VA is
+ * one large page (no leaf table); unmapping part of it splits it into a
+ * leaf table, mapping another allocation over part of it too, and the
+ * rest stays as it was.
+ */
+static void test_large_pages(struct pagoda_dev *dev, uint32_t ctx)
+{
+	const uint64_t base = 512 * MIB, size = 4 * MIB;
+	struct drm_pagoda_ctx_query q;
+	struct buf big, small, cmd;
+	struct pagoda_cmdbuf cb;
+	long long before, mapped, split;
+	uint64_t va = base;
+	uint32_t ctx2, *p, *sp;
+	int ret, banned;
+
+	memset(&big, 0, sizeof(big));
+	ret = buf_create(dev, &small, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx2);
+	before = leaf_tables();
+	if (!ret)
+		ret = pagoda_vm_reserve(dev, &va, size, DRM_PAGODA_VM_FIXED, 0, 0);
+	if (!ret)
+		ret = pagoda_bo_create(dev, &(struct pagoda_bo_desc){
+				.size = size, .segments = SEG(VRAM), .preferred_segment = 1,
+				.priority = DRM_PAGODA_PRIORITY_NORMAL }, &big.bo);
+	if (!ret)
+		ret = pagoda_bo_map(dev, &big.bo);
+	if (!ret)
+		ret = pagoda_vm_map(dev, big.bo.handle, 0, size, DRM_PAGODA_VM_FIXED, &va, 0, 0, 0);
+	mapped = leaf_tables();
+	if (!pt_check(!ret && mapped == before,
+		      "large pages: 4 MiB of VRAM mapped with no leaf table (%lld before, %lld after, %d)",
+		      before, mapped, ret))
+		return;
+	p = big.bo.map;
+	sp = small.bo.map;
+	memset(p, 0, size);
+	memset(sp, 0, 64 * KIB);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, base, size, 0x1a26e);
+	ret = run(dev, ctx, &cmd, &cb);
+	pt_check(!ret && p[0] == 0x1a26e && p[size / 4 - 1] == 0x1a26e && p[MIB / 4] == 0x1a26e,
+		 "large pages: a job fills them (%d)", ret);
+
+	/* a hole in the first page, another allocation over part of the second */
+	ret = pagoda_vm_unmap(dev, base + MIB, 4 * KIB, 0);
+	va = base + 3 * MIB;
+	if (!ret)
+		ret = pagoda_vm_map(dev, small.bo.handle, 0, 64 * KIB, DRM_PAGODA_VM_FIXED, &va, 0,
+				    0, 0);
+	split = leaf_tables();
+	pt_check(!ret && split == before + 2, "large pages: both split into leaf tables (%lld, %d)",
+		 split, ret);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, base, MIB, 0x2222);
+	pagoda_cmd_fill(&cb, base + MIB + 4 * KIB, size - MIB - 4 * KIB, 0x3333);
+	ret = run(dev, ctx, &cmd, &cb);
+	pt_check(!ret && p[0] == 0x2222 && p[MIB / 4 - 1] == 0x2222 && p[MIB / 4] == 0x1a26e &&
+		 p[(MIB + 4 * KIB) / 4] == 0x3333 && p[3 * MIB / 4] == 0x1a26e &&
+		 p[(3 * MIB + 64 * KIB) / 4] == 0x3333 && p[size / 4 - 1] == 0x3333 &&
+		 sp[0] == 0x3333 && sp[16 * KIB - 1] == 0x3333,
+		 "large pages: what was not unmapped or replaced still maps the same bytes (%d)",
+		 ret);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, base + MIB, 4, 0x4444);
+	run(dev, ctx2, &cmd, &cb);
+	banned = ctx_banned(dev, ctx2, &q);
+	pt_check(banned == 1 && q.fault_va == base + MIB && p[MIB / 4] == 0x1a26e,
+		 "large pages: the hole faults (va 0x%llx)", (unsigned long long)q.fault_va);
+
+	pagoda_vm_unmap(dev, base, MIB, 0);
+	pagoda_vm_unmap(dev, base + MIB + 4 * KIB, 2 * MIB - 4 * KIB, 0);
+	pagoda_vm_unmap(dev, base + 3 * MIB, 64 * KIB, 0);
+	pagoda_vm_unmap(dev, base + 3 * MIB + 64 * KIB, MIB - 64 * KIB, 0);
+	ret = pagoda_vm_free(dev, base, size);
+	pt_check(!ret && leaf_tables() == before, "large pages: unmapped, their tables freed (%lld, %d)",
+		 leaf_tables(), ret);
+	pagoda_ctx_destroy(dev, ctx2);
+	pagoda_bo_unmap(&big.bo);
+	pagoda_bo_free(dev, &big.bo);
+	buf_destroy(dev, &cmd);
+	buf_destroy(dev, &small);
+}
+
 /* Entries of this process's root (debugfs "vms"; one space open), or -1. */
 static long long root_entries(void)
 {
@@ -445,6 +540,7 @@ int main(void)
 		for (dst = 0; dst < 3; dst++)
 			test_commands(&dev, ctx, src, dst);
 	test_syncobjs(&dev, ctx);
+	test_large_pages(&dev, ctx);
 	if (levels == 2)
 		test_root_resize(&dev, ctx);
 	pt_check(fdinfo_ns(&dev, "drm-engine-render") > 0 && fdinfo_ns(&dev, "drm-engine-paging") > 0,
