@@ -22,7 +22,12 @@
  * - ``paging_selftest`` (write-only): a write runs the page table commands
  *   of the paging client (UPDATE_PAGE_TABLE explicit and repeated,
  *   COPY_PTES, FLUSH_TLB, SIGNAL_FENCE) on tables in system memory and
- *   fails (EIO) unless the CPU reads back what they should have written.
+ *   fails (EIO) unless the CPU reads back what they should have written;
+ * - ``vms``: every GPU address space: its device context, root, page
+ *   tables per level and where their chunks are, reservations and
+ *   mappings; last, the count of spaces and tables;
+ * - ``faults``: how many fault records the device queued since probe, and
+ *   the last PAGODA_FAULT_LOG of them.
  *
  * Reading them takes the locks the data needs, never a BO reservation for
  * longer than a trylock: a busy allocation shows as "busy".

@@ -209,8 +209,8 @@ struct pagoda_fault_entry {
  * @vm_list_lock: protects @vm_list; taken before an address space's lock
  * @vm_list: every address space (struct pagoda_vm), for debugfs
  *
- * Locking: there is no lock yet because nothing is written concurrently.
- * Everything above is written in probe before drm_dev_register() or in
+ * Locking: each member that changes after probe has its lock above.
+ * Everything else is written in probe before drm_dev_register() or in
  * remove after drm_dev_unplug(), which the driver core serialises. The
  * interrupt handlers of different vectors may run at the same time on
  * different CPUs; each owns disjoint bits of the write-1-to-clear

@@ -10,15 +10,16 @@
  *
  * Tables are 4 KiB and live in page-table allocations of 16 tables
  * (chunks), kernel allocations in the segments the hardware allows for
- * tables, VRAM preferred, then hidden VRAM, then system memory. A chunk
+ * tables, VRAM preferred, then system memory, then hidden VRAM. A chunk
  * belongs to one address space, so a table freed by one space is only ever
  * reused by that space, and shares the space's reservation: it is evicted
  * like any allocation, once the space's jobs are done, and everything that
  * writes or names its tables holds that reservation. A chunk that moved
  * has new table addresses at once (pagoda_pt_chunk_moved(), from TTM's
- * move); before the space's next job pagoda_pt_restore() brings the chunks
- * back where they belong and rewrites the entries (or the context's root)
- * naming moved tables.
+ * move). Before the space's next job, and before any update of its tables,
+ * pagoda_pt_restore() brings the chunks back where they belong (pages TTM
+ * swapped out come back as other pages: their addresses are read again)
+ * and rewrites the entries (or the context's root) naming moved tables.
  *
  * The CPU never writes a table. Every change is an UPDATE_PAGE_TABLE
  * command of a paging batch: a new table is first written invalid
@@ -940,10 +941,10 @@ static int pagoda_pt_move_root(struct pagoda_vm *vm, u32 entries)
 	root->used = old->used;
 	root->fresh = false;
 	vm->root = root;
+	trace_pagoda_pt_root_resize(vm, old->entries, entries);
 	pagoda_pt_free(vm, old);
 	dma_fence_put(vm->last_update);
 	vm->last_update = fence;
-	trace_pagoda_pt_root_resize(vm, old->entries, entries);
 	return 0;
 }
 
@@ -1043,7 +1044,7 @@ static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
 }
 
 /**
- * pagoda_pt_restore - tables back in place before a job of the space
+ * pagoda_pt_restore - tables back in place before they are used
  * @vm: the space, its lock and reservation held
  *
  * Chunks evicted since the last job come back to their preferred segment
@@ -1063,9 +1064,25 @@ int pagoda_pt_restore(struct pagoda_vm *vm)
 	int ret;
 
 	list_for_each_entry(chunk, &vm->pt_chunks, link) {
+		unsigned int i;
+
 		ret = pagoda_bo_place(chunk->bo, &ctx);
 		if (ret && ret != -ENOSPC && ret != -ENOMEM)
 			return ret;
+		/* swapped-out pages come back elsewhere without a move */
+		for (i = 0; i < PAGODA_PT_PER_CHUNK; i++) {
+			struct pagoda_pt *pt = chunk->tables[i];
+			u64 addr;
+
+			if (!pt)
+				continue;
+			addr = pagoda_bo_page_paddr(chunk->bo, (u64)i * PAGODA_PT_SIZE);
+			if (addr != pt->addr) {
+				pt->addr = addr;
+				pt->moved = true;
+				vm->pt_moved = true;
+			}
+		}
 	}
 	if (!vm->pt_moved || !vm->root)
 		return 0;
@@ -1077,8 +1094,11 @@ int pagoda_pt_restore(struct pagoda_vm *vm)
 	if (!ret)
 		ret = pagoda_paging_flush_tlb(&batch, 0, 0, 0, true);
 	fence = pagoda_paging_batch_finish(&batch, ret);
-	if (IS_ERR(fence))
+	if (IS_ERR(fence)) {
+		/* the marks are gone, the entries maybe not rewritten */
+		vm->lost = true;
 		return PTR_ERR(fence);
+	}
 	dma_fence_put(vm->last_update);
 	vm->last_update = fence;
 	vm->pt_moved = false;

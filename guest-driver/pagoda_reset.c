@@ -18,10 +18,12 @@
  * writing and zaps every CPU mapping of an allocation, so that nothing
  * reads or writes VRAM through BAR2 while it does not decode (faults and
  * new allocations wait); it lets queued engine work
- * finish and stops the engines, then stops every interrupt source and waits
- * for running handlers; afterwards it checks that the registers read back
- * as Pagoda's and restores them: interrupts, the aperture's table (whose
- * entries are in system memory and survive), then the rings.
+ * finish and stops the render scheduler and the engines, then stops every
+ * interrupt source and waits for running handlers; afterwards it checks
+ * that the registers read back as Pagoda's and restores them: interrupts,
+ * the aperture's table (whose entries are in system memory and survive),
+ * then the rings. The contexts' roots are set again by each space's next
+ * job, in whatever slot it gets.
  */
 
 #include <linux/mm.h>
@@ -60,6 +62,8 @@ static void pagoda_reset_prepare(struct pci_dev *pdev)
 	 */
 	down_write(&pgdev->reset_lock);
 	unmap_mapping_range(pgdev->drm.anon_inode->i_mapping, 0, 0, 1);
+	/* no render job starts until the device is back */
+	drm_sched_wqueue_stop(&pgdev->render_sched);
 	/* queued work finishes first; what the reset would cut off fails */
 	pagoda_engines_stop(pgdev, -EIO);
 	pagoda_irq_disable(pgdev);
@@ -69,10 +73,12 @@ static void pagoda_reset_done(struct pci_dev *pdev)
 {
 	struct pagoda_device *pgdev = pci_get_drvdata(pdev);
 
-	/* the device forgot the host aperture's mappings */
+	/* the device forgot the host aperture's mappings and the contexts' roots */
 	pagoda_host_aperture_reset(pgdev);
+	pagoda_slots_reset(pgdev);
 	if (!pagoda_reset_restore(pgdev))
 		drm_info(&pgdev->drm, "device restored after PCI function reset\n");
+	drm_sched_wqueue_start(&pgdev->render_sched);
 	up_write(&pgdev->reset_lock);
 }
 

@@ -125,7 +125,8 @@ static u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 		for (slot = 1; slot < pgdev->params.num_contexts; slot++) {
 			struct pagoda_slot *s = &pgdev->slots[slot];
 
-			if (s->active || s->draining)
+			/* halted by a fault not yet handled: its handler frees it */
+			if (s->active || s->draining || pagoda_slot_halted(pgdev, slot))
 				continue;
 			if (!s->vm) {
 				best = slot;
@@ -135,9 +136,6 @@ static u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 				best = slot;
 		}
 		slot = best;
-		/* halted by a fault not yet handled: its handler frees it */
-		if (slot && pagoda_slot_halted(pgdev, slot))
-			slot = 0;
 		if (slot) {
 			if (pgdev->slots[slot].vm)
 				pgdev->slots[slot].vm->slot = 0;
@@ -159,13 +157,18 @@ static void pagoda_slot_put(struct pagoda_device *pgdev, u32 slot)
 {
 	struct pagoda_slot *s = &pgdev->slots[slot];
 	unsigned long flags;
+	int idx;
 
 	spin_lock_irqsave(&pgdev->slot_lock, flags);
 	if (!WARN_ON(!s->active) && !--s->active && s->draining) {
-		spin_lock(&pgdev->ctx_lock);
-		pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_STATUS, PAGODA_CTX_STATUS_HALTED);
-		spin_unlock(&pgdev->ctx_lock);
-		pagoda_slot_set_root(pgdev, slot, NULL);
+		if (drm_dev_enter(&pgdev->drm, &idx)) {
+			spin_lock(&pgdev->ctx_lock);
+			pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_STATUS,
+					 PAGODA_CTX_STATUS_HALTED);
+			spin_unlock(&pgdev->ctx_lock);
+			pagoda_slot_set_root(pgdev, slot, NULL);
+			drm_dev_exit(idx);
+		}
 		s->draining = false;
 	}
 	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
@@ -181,6 +184,30 @@ static void pagoda_slot_job_done(struct dma_fence *fence, struct dma_fence_cb *c
 	atomic64_add(pagoda_engine_busy_since(engine, job->run_ns),
 		     &vm->busy_ns[PAGODA_ENGINE_RENDER]);
 	pagoda_slot_put(vm->pgdev, job->slot);
+}
+
+/**
+ * pagoda_slots_reset - the device forgot every context's root
+ * @pgdev: the device, after a reset, with no job in flight
+ *
+ * Every space's next job sets its root in a slot again.
+ */
+void pagoda_slots_reset(struct pagoda_device *pgdev)
+{
+	unsigned long flags;
+	u32 slot;
+
+	spin_lock_irqsave(&pgdev->slot_lock, flags);
+	for (slot = 1; slot < PAGODA_NUM_CONTEXTS; slot++) {
+		struct pagoda_slot *s = &pgdev->slots[slot];
+
+		if (s->vm)
+			s->vm->slot = 0;
+		s->vm = NULL;
+		s->draining = false;
+		WARN_ON(s->active);
+	}
+	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
 }
 
 /**
@@ -213,16 +240,24 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	struct pagoda_job *hw;
 	struct dma_fence *fence;
 
+	int idx;
+
 	if (sched_job->s_fence->finished.error)
 		return NULL;
 	if (READ_ONCE(ctx->banned))
 		return ERR_PTR(-ECANCELED);
+	/* the context registers are there only while the device is */
+	if (!drm_dev_enter(&pgdev->drm, &idx))
+		return ERR_PTR(-ENODEV);
 	job->slot = pagoda_slot_get(pgdev, ctx->vm);
-	if (!job->slot)
+	if (!job->slot) {
+		drm_dev_exit(idx);
 		return ERR_PTR(-EBUSY);
+	}
 	hw = pagoda_job_begin(&pgdev->engine[PAGODA_ENGINE_RENDER]);
 	if (IS_ERR(hw)) {
 		pagoda_slot_put(pgdev, job->slot);
+		drm_dev_exit(idx);
 		return ERR_CAST(hw);
 	}
 	pagoda_job_set_virtual(hw, job->slot, job->cmd_va, job->cmd_size);
@@ -234,6 +269,7 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 		/* retired already (an engine stopped): nothing to count */
 		pagoda_slot_put(pgdev, job->slot);
 	}
+	drm_dev_exit(idx);
 	/* the scheduler takes the submission's reference */
 	return fence;
 }
@@ -643,8 +679,9 @@ static int pagoda_submit_check(const struct drm_pagoda_submit *args)
  * fence at the point waited for; -ENOENT for an unknown context or
  * syncobj, or a command buffer not mapped throughout; -EACCES for one
  * mapped no-execute or to zero pages; -ECANCELED on a banned context;
- * -EIO when the space's tables were lost; -EFAULT, -ENOMEM, -EINTR,
- * -ENODEV after unplug.
+ * -EIO when the space's tables were lost; -ENOSPC, -EBUSY and -ETIMEDOUT
+ * from bringing its allocations back; -EFAULT, -ENOMEM, -EINTR, -ENODEV
+ * after unplug.
  */
 int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 {

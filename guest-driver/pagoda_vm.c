@@ -237,7 +237,8 @@ static int pagoda_vm_bo_validate(struct drm_gpuvm_bo *vm_bo, struct drm_exec *ex
 	ret = pagoda_bo_place(gem_to_pagoda_bo(vm_bo->obj), &ctx);
 	if (ret)
 		return ret;
-	vm_bo->evicted = false;
+	/* off the evicted list (drm_gpuvm_validate() would put it back) */
+	drm_gpuvm_bo_evict(vm_bo, false);
 	if (list_empty(&pvb->rebind))
 		list_add_tail(&pvb->rebind, &vm->rebind);
 	return 0;
@@ -406,8 +407,11 @@ static void pagoda_vm_count_busy(struct pagoda_vm *vm, struct dma_fence *fence, 
 		return;
 	busy->vm = vm;
 	busy->submit_ns = submit_ns;
-	if (dma_fence_add_callback(fence, &busy->cb, pagoda_vm_busy_done))
+	if (dma_fence_add_callback(fence, &busy->cb, pagoda_vm_busy_done)) {
+		/* done already: it took at most the time since its submission */
+		atomic64_add(ktime_get_raw_ns() - submit_ns, &vm->busy_ns[PAGODA_ENGINE_PAGING]);
 		kfree(busy);
+	}
 }
 
 /* Submit @batch (or abort it on @ret); its fence becomes the last update. */
@@ -421,8 +425,7 @@ static int pagoda_vm_batch_done(struct pagoda_vm *vm, struct pagoda_paging_batch
 		vm->lost = true;
 		return PTR_ERR(fence);
 	}
-	if (!dma_fence_is_signaled(fence))
-		pagoda_vm_count_busy(vm, fence, submit_ns);
+	pagoda_vm_count_busy(vm, fence, submit_ns);
 	dma_fence_put(vm->last_update);
 	vm->last_update = fence;
 	return 0;
@@ -919,7 +922,9 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
  * -ENOENT for an unknown handle or out-syncobj (nothing runs) or an
  * operation naming a reservation or mapping that is not there, -EEXIST for
  * a reservation over another, -ENOSPC when no free range fits, -ENOMEM,
- * -EFAULT, -EIO once the space's tables were lost, -ENODEV after unplug.
+ * -EFAULT, -EINTR (-ERESTARTSYS when nothing ran), -EBUSY and -ETIMEDOUT
+ * from moving memory, -EIO once the space's tables were lost, -ENODEV
+ * after unplug.
  */
 int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *file)
 {
@@ -977,6 +982,8 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 		goto out_exit;
 	mutex_lock(&vm->lock);
 	ret = pagoda_vm_lock_objs(vm, &exec, objs, count);
+	if (!ret)
+		ret = vm->lost ? -EIO : pagoda_pt_restore(vm);
 	for (i = 0; i < count && !ret; i++) {
 		ret = vm->lost ? -EIO : pagoda_vm_run_op(vm, &ops[i], objs[i]);
 		trace_pagoda_vm_bind(vm, ops[i].op, ops[i].flags, ops[i].va, ops[i].size, ret);
@@ -991,6 +998,16 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 	if (args->out_sync.handle)
 		pagoda_syncobj_signal(file, &args->out_sync, &chain, fence);
 	dma_fence_put(fence);
+	/*
+	 * Interrupted: a restart runs the call again as it was when nothing
+	 * ran; once operations ran it cannot, and returns EINTR with @count.
+	 */
+	if (ret == -ERESTARTSYS && !done) {
+		args->count = count;
+		goto out_exit;
+	}
+	if (ret == -ERESTARTSYS)
+		ret = -EINTR;
 	args->count = done;
 	if (copy_to_user(u64_to_user_ptr(args->ops), ops, done * sizeof(*ops)))
 		ret = ret ?: -EFAULT;

@@ -270,6 +270,7 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm);
 int pagoda_sched_init(struct pagoda_device *pgdev);
 void pagoda_sched_fini(struct pagoda_device *pgdev);
 void pagoda_slot_release_vm(struct pagoda_device *pgdev, struct pagoda_vm *vm);
+void pagoda_slots_reset(struct pagoda_device *pgdev);
 void pagoda_sched_fault(struct pagoda_device *pgdev, u32 context, u64 fence,
 			const struct pagoda_fault *fault);
 int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file *file);

@@ -293,7 +293,8 @@ struct drm_pagoda_gem_madvise {
  * (ENOENT if @va, @size is not one) and unmaps what it holds. MAP with
  * DRM_PAGODA_VM_FIXED maps inside one reservation (ENOENT otherwise),
  * replacing what was mapped there; without it the driver reserves a
- * range in [min_va, max_va] for the mapping (freed with FREE). UNMAP
+ * range in [min_va, max_va) for the mapping, @size rounded up to
+ * DRM_PAGODA_VA_ALIGN (freed with FREE of that rounded size). UNMAP
  * unmaps [va, va + size), which must lie in one reservation and be
  * mapped throughout (ENOENT otherwise).
  */
@@ -334,7 +335,10 @@ struct drm_pagoda_sync {
  * Operations run in order. Each is checked (flags, alignment, sizes,
  * handles) before any runs: such an error changes nothing. An operation
  * that fails against the state the earlier ones left (EEXIST, ENOENT,
- * ENOSPC, ENOMEM) stops the batch: @count tells how many ran.
+ * ENOSPC), or for want of memory or time (ENOMEM, EINTR, EBUSY,
+ * ETIMEDOUT), stops the batch: @count tells how many ran. EIO means the
+ * address space can no longer be updated (a page-table update failed part
+ * way): its file must be closed.
  */
 struct drm_pagoda_vm_bind {
 	__u64 ops;
@@ -382,6 +386,7 @@ struct drm_pagoda_ctx_destroy {
  * @cmd_size: its bytes: a multiple of 4, 4 .. DRM_PAGODA_SUBMIT_MAX_SIZE
  * @in_count: syncobjs in @in_syncs (at most DRM_PAGODA_SUBMIT_MAX_SYNCS)
  * @out_count: syncobjs in @out_syncs (likewise)
+ * @pad: must be zero
  * @in_syncs: user pointer to struct drm_pagoda_sync the job waits for
  * @out_syncs: user pointer to struct drm_pagoda_sync that receive the
  *	job's fence (a timeline point is added, a binary one replaced)
@@ -389,8 +394,10 @@ struct drm_pagoda_ctx_destroy {
  * The job runs the buffer on the render engine through the file's address
  * space, after the page-table updates of earlier DRM_IOCTL_PAGODA_VM_BIND
  * calls. Its fence carries an error when it did not complete: EFAULT when
- * it (or an earlier job of its context) faulted, ECANCELED when its context
- * was banned before it ran, ETIMEDOUT when it was reset.
+ * it faulted, or when it was queued behind a job of the same address space
+ * (any context of the file) that faulted; ECANCELED when its context was
+ * banned before it ran; ETIMEDOUT when the engine was reset. Read it from
+ * DRM_IOCTL_PAGODA_CTX_QUERY or a sync_file's status.
  */
 struct drm_pagoda_submit {
 	__u32 ctx_id;
