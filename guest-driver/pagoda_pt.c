@@ -8,8 +8,9 @@
  * entries per level down to the leaf tables of 4 KiB pages. The root is
  * made with the space's first mapping.
  *
- * Tables are 4 KiB and live in page-table allocations of 16 tables
- * (chunks), kernel allocations in the segments the hardware allows for
+ * Tables are 4 KiB and live in page-table allocations (chunks) of 64 KiB
+ * for a space's first, each next one twice the one before up to 2 MiB
+ * (512 tables), kernel allocations in the segments the hardware allows for
  * tables, VRAM preferred, then system memory, then hidden VRAM. A chunk
  * belongs to one address space, so a table freed by one space is only ever
  * reused by that space, and shares the space's reservation: it is evicted
@@ -112,26 +113,49 @@ static u64 pt_pte(u64 paddr, u64 flags)
 			       PAGODA_PTE_VALID | flags);
 }
 
+static void pagoda_pt_chunk_free(struct pagoda_pt_chunk *chunk)
+{
+	if (chunk->bo)
+		drm_gem_object_put(&chunk->bo->tbo.base);
+	bitmap_free(chunk->free);
+	kfree(chunk->tables);
+	kfree(chunk);
+}
+
+/*
+ * A new chunk, twice the size of the space's last one (up to
+ * PAGODA_PT_CHUNK_MAX): a space that maps much makes few allocations.
+ */
 static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 {
+	u32 bytes = max_t(u32, vm->chunk_bytes, PAGODA_PT_CHUNK_MIN);
 	struct pagoda_pt_chunk *chunk;
 
 	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return -ENOMEM;
 	chunk->vm = vm;
-	chunk->bo = pagoda_bo_create_shared(vm->pgdev, PAGODA_PT_CHUNK_SIZE,
-					    vm->pgdev->params.pt_segments,
+	chunk->count = bytes / PAGODA_PT_SIZE;
+	chunk->nr_free = chunk->count;
+	chunk->free = bitmap_zalloc(chunk->count, GFP_KERNEL);
+	chunk->tables = kcalloc(chunk->count, sizeof(*chunk->tables), GFP_KERNEL);
+	if (!chunk->free || !chunk->tables) {
+		pagoda_pt_chunk_free(chunk);
+		return -ENOMEM;
+	}
+	chunk->bo = pagoda_bo_create_shared(vm->pgdev, bytes, vm->pgdev->params.pt_segments,
 					    drm_gpuvm_resv(&vm->gpuvm));
 	if (IS_ERR(chunk->bo)) {
 		int ret = PTR_ERR(chunk->bo);
 
-		kfree(chunk);
+		chunk->bo = NULL;
+		pagoda_pt_chunk_free(chunk);
 		return ret;
 	}
 	chunk->bo->pt_chunk = chunk;
-	chunk->free = GENMASK(PAGODA_PT_PER_CHUNK - 1, 0);
+	bitmap_fill(chunk->free, chunk->count);
 	list_add(&chunk->link, &vm->pt_chunks);
+	vm->chunk_bytes = min_t(u32, bytes * 2, PAGODA_PT_CHUNK_MAX);
 	return 0;
 }
 
@@ -184,7 +208,7 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 en
 		return pt;
 	}
 	chunk = list_first_entry_or_null(&vm->pt_chunks, struct pagoda_pt_chunk, link);
-	if (!chunk || !chunk->free) {
+	if (!chunk || !chunk->nr_free) {
 		ret = pagoda_pt_new_chunk(vm);
 		if (ret) {
 			kvfree(pt->children);
@@ -194,12 +218,12 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 en
 		chunk = list_first_entry(&vm->pt_chunks, struct pagoda_pt_chunk, link);
 	}
 	pt->chunk = chunk;
-	pt->index = __ffs(chunk->free);
+	pt->index = find_first_bit(chunk->free, chunk->count);
 	pt->addr = pagoda_bo_page_paddr(chunk->bo, (u64)pt->index * PAGODA_PT_SIZE);
 	chunk->tables[pt->index] = pt;
-	__clear_bit(pt->index, &chunk->free);
+	__clear_bit(pt->index, chunk->free);
 	/* chunks with free tables stay first */
-	if (!chunk->free)
+	if (!--chunk->nr_free)
 		list_move_tail(&chunk->link, &vm->pt_chunks);
 	vm->tables[level]++;
 	trace_pagoda_pt_alloc(vm, level, pt->addr);
@@ -219,7 +243,8 @@ static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
 		pagoda_bo_free_kernel(pt->bo);
 	} else {
 		pt->chunk->tables[pt->index] = NULL;
-		__set_bit(pt->index, &pt->chunk->free);
+		__set_bit(pt->index, pt->chunk->free);
+		pt->chunk->nr_free++;
 		list_move(&pt->chunk->link, &vm->pt_chunks);
 	}
 	vm->tables[pt->level]--;
@@ -302,8 +327,7 @@ void pagoda_pt_fini(struct pagoda_vm *vm)
 	xa_destroy(&vm->large_ptes);
 	list_for_each_entry_safe(chunk, next, &vm->pt_chunks, link) {
 		list_del(&chunk->link);
-		drm_gem_object_put(&chunk->bo->tbo.base);
-		kfree(chunk);
+		pagoda_pt_chunk_free(chunk);
 	}
 }
 
@@ -1003,7 +1027,7 @@ void pagoda_pt_chunk_moved(struct pagoda_pt_chunk *chunk)
 {
 	unsigned int i;
 
-	for (i = 0; i < PAGODA_PT_PER_CHUNK; i++) {
+	for (i = 0; i < chunk->count; i++) {
 		struct pagoda_pt *pt = chunk->tables[i];
 
 		if (!pt)
@@ -1070,7 +1094,7 @@ int pagoda_pt_restore(struct pagoda_vm *vm)
 		if (ret && ret != -ENOSPC && ret != -ENOMEM)
 			return ret;
 		/* swapped-out pages come back elsewhere without a move */
-		for (i = 0; i < PAGODA_PT_PER_CHUNK; i++) {
+		for (i = 0; i < chunk->count; i++) {
 			struct pagoda_pt *pt = chunk->tables[i];
 			u64 addr;
 

@@ -27,9 +27,12 @@ struct pagoda_paging_batch;
 /* Entries of a table below the root, and its bytes. */
 #define PAGODA_PT_ENTRIES		512
 #define PAGODA_PT_SIZE			SZ_4K
-/* Tables of one page-table allocation (a chunk). */
-#define PAGODA_PT_PER_CHUNK		16
-#define PAGODA_PT_CHUNK_SIZE		(PAGODA_PT_PER_CHUNK * PAGODA_PT_SIZE)
+/*
+ * Bytes of a space's first page-table allocation (a chunk), and the most a
+ * chunk has: each new chunk of a space is twice the one before.
+ */
+#define PAGODA_PT_CHUNK_MIN		SZ_64K
+#define PAGODA_PT_CHUNK_MAX		SZ_2M
 
 /**
  * struct pagoda_pt_chunk - an allocation holding page tables of one space
@@ -37,15 +40,19 @@ struct pagoda_paging_batch;
  * @vm: the space
  * @bo: the allocation; it shares the space's reservation, under which it
  *	moves (eviction, coming back)
- * @free: bit i set: table i of the chunk is free
+ * @count: tables it holds
+ * @nr_free: of which free
+ * @free: bitmap of @count bits, bit i set: table i of the chunk is free
  * @tables: the tables in it, by index
  */
 struct pagoda_pt_chunk {
 	struct list_head link;
 	struct pagoda_vm *vm;
 	struct pagoda_bo *bo;
-	unsigned long free;
-	struct pagoda_pt *tables[PAGODA_PT_PER_CHUNK];
+	u32 count;
+	u32 nr_free;
+	unsigned long *free;
+	struct pagoda_pt **tables;
 };
 
 /**
@@ -70,7 +77,7 @@ struct pagoda_pt {
 	struct pagoda_bo *bo;
 	u64 addr;
 	u32 entries;
-	u8 index;
+	u16 index;
 	u8 level;
 	bool fresh;
 	bool moved;
@@ -92,7 +99,8 @@ struct pagoda_pt {
  * @root_entries: entries of the root (made or to be made)
  * @max_root_entries: most entries the root may have
  * @va_end: end of the VA range the largest root covers
- * @pt_chunks: its page-table allocations
+ * @pt_chunks: its page-table allocations, those with free tables first
+ * @chunk_bytes: size of its next chunk
  * @spares: leaf tables made for one update, to replace 2 MiB pages it
  *	splits or rewrites; freed when it ends
  * @large_ptes: entry of each 2 MiB page, by VA >> 21 (xa_mk_value())
@@ -122,6 +130,7 @@ struct pagoda_vm {
 	u32 max_root_entries;
 	u64 va_end;
 	struct list_head pt_chunks;
+	u32 chunk_bytes;
 	struct list_head spares;
 	struct xarray large_ptes;
 	u32 tables[PAGODA_MMU_MAX_LEVELS];

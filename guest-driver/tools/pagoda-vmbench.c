@@ -6,8 +6,8 @@
  *  - a null ioctl (GET_PARAM) round trip, the baseline of what follows;
  *  - map + unmap pairs per second of 4 KiB, 64 KiB and 2 MiB granules,
  *    each waited for (the page-table update and TLB flush done);
- *  - binding 1 GiB (one 64 MiB allocation mapped 16 times) and the page
- *    tables it takes per mapped GiB (debugfs "vms");
+ *  - binding 1 GiB (one 64 MiB allocation mapped 16 times) in 2 MiB pages
+ *    and in 64 KiB pages, and the page tables each takes (debugfs "vms");
  *  - a no-op job's round trip (submit to syncobj signalled), and jobs per
  *    second when 512 are in flight;
  *  - the first job after every allocation of the space was evicted (its
@@ -116,38 +116,32 @@ static long long debugfs_value(const char *start, const char *word)
 	return value;
 }
 
-static void bench_binds(double null_s)
+/*
+ * 1 GiB: @bo (64 MiB of VRAM) mapped 16 times in one batch, at 2 MiB
+ * aligned VAs plus @skew: 0 lets every 2 MiB be one large page, 64 KiB
+ * makes them 64 KiB pages (16 entries of 4 KiB each, one repeated entry).
+ */
+static void bind_gib(struct pagoda_bo *bo, uint64_t skew, const char *what)
 {
-	static const uint64_t granules[] = { 4 * KIB, 64 * KIB, 2 * MIB };
 	struct drm_pagoda_vm_op ops[16];
-	uint64_t base = 0, tables;
-	struct pagoda_bo bo;
+	uint64_t res = 0, base, tables = 0;
 	unsigned int i;
 	double t;
 
-	create(64 * MIB, SEG(VRAM) | SEG(SYSTEM), DRM_PAGODA_SEGMENT_VRAM, &bo);
-	check("reserve", pagoda_vm_reserve(&dev, &base, 16 * 2 * MIB, 0, 0, 0));
-	for (i = 0; i < 3; i++) {
-		double rate = map_unmap_rate(&bo, base, granules[i]);
-
-		printf("  map + unmap %4llu KiB, waited        %8.0f /s  (%.1f us each, %.0fx a null ioctl)\n",
-		       (unsigned long long)(granules[i] / KIB), rate, 1e6 / rate,
-		       1 / rate / null_s);
-	}
-	check("free", pagoda_vm_free(&dev, base, 16 * 2 * MIB));
-
-	/* 1 GiB: the allocation mapped 16 times, one batch */
+	check("reserve", pagoda_vm_reserve(&dev, &res, GIB + 2 * MIB, 0, 0, 0));
+	base = (res + 2 * MIB - 1) / (2 * MIB) * (2 * MIB) + skew;
 	memset(ops, 0, sizeof(ops));
 	for (i = 0; i < 16; i++) {
 		ops[i].op = DRM_PAGODA_VM_OP_MAP;
-		ops[i].handle = bo.handle;
+		ops[i].flags = DRM_PAGODA_VM_FIXED;
+		ops[i].handle = bo->handle;
 		ops[i].size = 64 * MIB;
+		ops[i].va = base + i * 64 * MIB;
 	}
 	t = now();
 	check("bind 1 GiB", pagoda_vm_bind(&dev, ops, 16, sync, 0, NULL));
 	check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
 	t = now() - t;
-	tables = 0;
 	for (i = 0; i < 4; i++) {
 		char word[8];
 		long long n;
@@ -156,14 +150,35 @@ static void bench_binds(double null_s)
 		n = debugfs_value("  tables", word);
 		tables += n > 0 ? n : 0;
 	}
-	printf("  bind 1 GiB (16 x 64 MiB)             %8.1f ms   (%.0f MiB/s of VA, 262144 entries: %.0f ns each)\n",
-	       t * 1e3, 1024 / t, t * 1e9 / 262144);
-	printf("  page tables per mapped GiB           %8llu KiB (%llu tables)\n",
-	       (unsigned long long)(tables * 4), (unsigned long long)tables);
-	for (i = 0; i < 16; i++) {
+	printf("  bind 1 GiB (16 x 64 MiB), %-12s %8.1f ms   (%.0f ns per 4 KiB of VA; %llu KiB of page tables)\n",
+	       what, t * 1e3, t * 1e9 / 262144, (unsigned long long)(tables * 4));
+	for (i = 0; i < 16; i++)
 		check("unmap", pagoda_vm_unmap(&dev, ops[i].va, 64 * MIB, 0));
-		check("free", pagoda_vm_free(&dev, ops[i].va, 64 * MIB));
+	check("free", pagoda_vm_free(&dev, res, GIB + 2 * MIB));
+}
+
+static void bench_binds(double null_s)
+{
+	static const uint64_t granules[] = { 4 * KIB, 64 * KIB, 2 * MIB };
+	uint64_t res = 0, base;
+	struct pagoda_bo bo;
+	unsigned int i;
+
+	create(64 * MIB, SEG(VRAM) | SEG(SYSTEM), DRM_PAGODA_SEGMENT_VRAM, &bo);
+	check("reserve", pagoda_vm_reserve(&dev, &res, 18 * 2 * MIB, 0, 0, 0));
+	/* 2 MiB aligned: the 2 MiB granule is one large page */
+	base = (res + 2 * MIB - 1) / (2 * MIB) * (2 * MIB);
+	for (i = 0; i < 3; i++) {
+		double rate = map_unmap_rate(&bo, base, granules[i]);
+
+		printf("  map + unmap %4llu KiB, waited        %8.0f /s  (%.1f us each, %.0fx a null ioctl)\n",
+		       (unsigned long long)(granules[i] / KIB), rate, 1e6 / rate,
+		       1 / rate / null_s);
 	}
+	check("free", pagoda_vm_free(&dev, res, 18 * 2 * MIB));
+
+	bind_gib(&bo, 0, "2 MiB pages");
+	bind_gib(&bo, 64 * KIB, "64 KiB pages");
 	pagoda_bo_free(&dev, &bo);
 }
 
