@@ -370,7 +370,8 @@ static void pagoda_ban_faulting_ctx(struct pagoda_device *pgdev, u64 fence,
 			continue;
 		if (!ctx->banned) {
 			ctx->fault = *fault;
-			WRITE_ONCE(ctx->banned, true);
+			/* CTX_QUERY reads the record once it sees the ban */
+			smp_store_release(&ctx->banned, true);
 		}
 		ctx->vm->faults++;
 		break;
@@ -525,7 +526,7 @@ int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *
 	args->fault_code = 0;
 	args->fault_access = 0;
 	args->fault_level = 0;
-	if (READ_ONCE(ctx->banned)) {
+	if (smp_load_acquire(&ctx->banned)) {
 		args->status = DRM_PAGODA_CTX_BANNED;
 		if (ctx->fault.code) {
 			args->status |= DRM_PAGODA_CTX_FAULTED;

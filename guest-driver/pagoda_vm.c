@@ -431,6 +431,18 @@ static int pagoda_vm_batch_done(struct pagoda_vm *vm, struct pagoda_paging_batch
 	return 0;
 }
 
+/*
+ * Whether the space's tables are lost: an update failed while being built,
+ * or the engine did not complete one (its fence carries the error).
+ */
+static bool pagoda_vm_is_lost(struct pagoda_vm *vm)
+{
+	if (vm->last_update && dma_fence_is_signaled(vm->last_update) &&
+	    vm->last_update->error)
+		vm->lost = true;
+	return vm->lost;
+}
+
 /* Rewrite the mappings of the links validate queued. */
 static int pagoda_vm_rebind(struct pagoda_vm *vm)
 {
@@ -493,7 +505,7 @@ int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec, struct dr
 	unsigned long index;
 	int ret;
 
-	if (vm->lost)
+	if (pagoda_vm_is_lost(vm))
 		return -EIO;
 	ret = pagoda_pt_restore(vm);
 	if (!ret)
@@ -983,7 +995,7 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 	mutex_lock(&vm->lock);
 	ret = pagoda_vm_lock_objs(vm, &exec, objs, count);
 	if (!ret)
-		ret = vm->lost ? -EIO : pagoda_pt_restore(vm);
+		ret = pagoda_vm_is_lost(vm) ? -EIO : pagoda_pt_restore(vm);
 	for (i = 0; i < count && !ret; i++) {
 		ret = vm->lost ? -EIO : pagoda_vm_run_op(vm, &ops[i], objs[i]);
 		trace_pagoda_vm_bind(vm, ops[i].op, ops[i].flags, ops[i].va, ops[i].size, ret);

@@ -39,6 +39,9 @@ static const struct {
 	{ DRM_PAGODA_PARAM_APERTURE_SIZE, "aperture" },
 	{ DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE, "segment page size" },
 	{ DRM_PAGODA_PARAM_HOST_APERTURE_SIZE, "host aperture" },
+	{ DRM_PAGODA_PARAM_VA_BITS, "VA bits" },
+	{ DRM_PAGODA_PARAM_MMU_LEVELS, "page-table levels" },
+	{ DRM_PAGODA_PARAM_VA_START, "lowest VA" },
 };
 
 static const struct {
