@@ -287,17 +287,27 @@ static void pagoda_render_reset(struct pagoda_device *pgdev)
 	drm_dev_exit(idx);
 }
 
+/*
+ * A job ran PAGODA_RENDER_TIMEOUT: ban its context and reset the engine.
+ * The scheduler took the job off its pending list to call this: it goes
+ * back, and completes like every job the reset stops, through its fence,
+ * with -ETIMEDOUT. No job starts meanwhile.
+ */
 static enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *sched_job)
 {
 	struct pagoda_render_job *job = to_render_job(sched_job);
 	struct pagoda_device *pgdev = job->ctx->vm->pgdev;
+	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
 
 	drm_warn(&pgdev->drm, "render job of context %u timed out: engine reset\n",
 		 job->ctx->id);
-	drm_sched_stop(&pgdev->render_sched, sched_job);
-	WRITE_ONCE(job->ctx->banned, true);
+	drm_sched_wqueue_stop(sched);
+	smp_store_release(&job->ctx->banned, true);
+	spin_lock(&sched->job_list_lock);
+	list_add(&sched_job->list, &sched->pending_list);
+	spin_unlock(&sched->job_list_lock);
 	pagoda_render_reset(pgdev);
-	drm_sched_start(&pgdev->render_sched);
+	drm_sched_wqueue_start(sched);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
 }
 
