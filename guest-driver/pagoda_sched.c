@@ -384,6 +384,7 @@ static void pagoda_ban_faulting_ctx(struct pagoda_device *pgdev, u64 fence,
 			smp_store_release(&ctx->banned, true);
 		}
 		ctx->vm->faults++;
+		ctx->vm->last_fault = *fault;
 		break;
 	}
 	spin_unlock_irqrestore(&engine->fence_lock, flags);

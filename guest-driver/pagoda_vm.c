@@ -896,6 +896,10 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
 	mutex_lock(&vm->lock);
 	seq_printf(m, "vm %p slot %u faults %u%s\n", vm, READ_ONCE(vm->slot), vm->faults,
 		   vm->lost ? " lost" : "");
+	if (vm->faults)
+		seq_printf(m, "  last fault: code %u va 0x%llx access %u level %u engine %u\n",
+			   vm->last_fault.code, vm->last_fault.va, vm->last_fault.access,
+			   vm->last_fault.level, vm->last_fault.engine);
 	if (vm->root)
 		seq_printf(m, "  root %u entries at %s 0x%llx\n", vm->root->entries,
 			   pagoda_segment_name(PAGODA_PADDR_SEG(vm->root->addr)),

@@ -87,6 +87,22 @@ struct pagoda_pt {
 };
 
 /**
+ * struct pagoda_fault - a fault record of a context
+ * @va: PAGODA_REG_FAULT_VA
+ * @code: PAGODA_FAULT_*
+ * @access: PAGODA_ACCESS_*
+ * @level: page-table level, 0xff when not a walk
+ * @engine: engine id
+ */
+struct pagoda_fault {
+	u64 va;
+	u32 code;
+	u32 access;
+	u32 level;
+	u32 engine;
+};
+
+/**
  * struct pagoda_vm - a GPU virtual address space (one per DRM file)
  * @gpuvm: the mappings, with their allocations' links and eviction state
  * @pgdev: the device
@@ -116,6 +132,7 @@ struct pagoda_pt {
  * @slot: the device context that runs the space's work, 0 for none;
  *	under &pagoda_device.slot_lock
  * @faults: faults of its jobs so far
+ * @last_fault: the last of them (debugfs); written in the fault interrupt
  * @link: in &pagoda_device.vm_list
  * @busy_ns: time each engine spent on the space's work (fdinfo)
  */
@@ -141,6 +158,7 @@ struct pagoda_vm {
 	bool pt_moved;
 	u32 slot;
 	u32 faults;
+	struct pagoda_fault last_fault;
 	struct list_head link;
 	atomic64_t busy_ns[PAGODA_NUM_ENGINES];
 };
@@ -163,22 +181,6 @@ struct pagoda_vma {
 	struct drm_gpuva base;
 	u64 pte_flags;
 	struct list_head link;
-};
-
-/**
- * struct pagoda_fault - a fault record of a context
- * @va: PAGODA_REG_FAULT_VA
- * @code: PAGODA_FAULT_*
- * @access: PAGODA_ACCESS_*
- * @level: page-table level, 0xff when not a walk
- * @engine: engine id
- */
-struct pagoda_fault {
-	u64 va;
-	u32 code;
-	u32 access;
-	u32 level;
-	u32 engine;
 };
 
 /**
