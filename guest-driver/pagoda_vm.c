@@ -723,6 +723,55 @@ static int pagoda_vm_free_reservation(struct pagoda_vm *vm, struct drm_pagoda_vm
 	return 0;
 }
 
+/*
+ * PROTECT: each mapping's part of the range mapped again, same allocation
+ * and offset (or zero pages), with the new protections. The parts are
+ * listed first: each map changes the tree.
+ */
+static int pagoda_vm_protect(struct pagoda_vm *vm, const struct drm_pagoda_vm_op *op)
+{
+	struct drm_pagoda_vm_op *parts;
+	struct drm_gem_object **objs;
+	u64 end = op->va + op->size;
+	struct drm_gpuva *va;
+	unsigned int n = 0, i;
+	int ret = 0;
+
+	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, op->va, end)
+		n++;
+	parts = kvcalloc(n, sizeof(*parts), GFP_KERNEL);
+	objs = kvcalloc(n, sizeof(*objs), GFP_KERNEL);
+	if (!parts || !objs) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	n = 0;
+	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, op->va, end) {
+		u64 start = max(op->va, va->va.addr);
+
+		parts[n].op = DRM_PAGODA_VM_OP_MAP;
+		parts[n].flags = DRM_PAGODA_VM_FIXED | op->flags |
+				 (va->gem.obj ? 0 : DRM_PAGODA_VM_ZERO);
+		parts[n].va = start;
+		parts[n].size = min(end, va->va.addr + va->va.range) - start;
+		parts[n].offset = va->gem.obj ? va->gem.offset + start - va->va.addr : 0;
+		objs[n] = va->gem.obj;
+		/* the mapping holds it only until it is replaced */
+		if (objs[n])
+			drm_gem_object_get(objs[n]);
+		n++;
+	}
+	for (i = 0; i < n && !ret; i++)
+		ret = pagoda_vm_map(vm, &parts[i], objs[i]);
+	for (i = 0; i < n; i++)
+		if (objs[i])
+			drm_gem_object_put(objs[i]);
+out:
+	kvfree(objs);
+	kvfree(parts);
+	return ret;
+}
+
 /* One operation against the space's state; @obj is MAP's allocation. */
 static int pagoda_vm_run_op(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 			    struct drm_gem_object *obj)
@@ -758,6 +807,11 @@ static int pagoda_vm_run_op(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 		    !pagoda_vm_range_mapped(vm, op->va, op->size))
 			return -ENOENT;
 		return pagoda_vm_unmap(vm, op->va, op->size);
+	case DRM_PAGODA_VM_OP_PROTECT:
+		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
+		    !pagoda_vm_range_mapped(vm, op->va, op->size))
+			return -ENOENT;
+		return pagoda_vm_protect(vm, op);
 	}
 	return -EINVAL;
 }
@@ -782,6 +836,10 @@ static int pagoda_vm_check_op(struct pagoda_vm *vm, const struct drm_pagoda_vm_o
 		break;
 	case DRM_PAGODA_VM_OP_MAP:
 		allowed = DRM_PAGODA_VM_FLAGS;
+		break;
+	case DRM_PAGODA_VM_OP_PROTECT:
+		allowed = DRM_PAGODA_VM_READ_ONLY | DRM_PAGODA_VM_NO_EXECUTE;
+		fixed = true;
 		break;
 	case DRM_PAGODA_VM_OP_FREE:
 	case DRM_PAGODA_VM_OP_UNMAP:
@@ -833,12 +891,32 @@ static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
 	return 0;
 }
 
+/* Lock the allocations mapped in the range of a PROTECT. */
+static int pagoda_vm_lock_protected(struct pagoda_vm *vm, struct drm_exec *exec,
+				    const struct drm_pagoda_vm_op *op)
+{
+	struct drm_gpuva *va;
+	int ret;
+
+	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, op->va, op->va + op->size) {
+		if (!va->gem.obj)
+			continue;
+		ret = drm_exec_lock_obj(exec, va->gem.obj);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * Lock the space's reservation (that of its page tables) and those of the
- * allocations the operations map, for the whole batch.
+ * allocations the operations map or protect, for the whole batch (the
+ * space's lock keeps its mappings as they are meanwhile; a PROTECT can
+ * only meet those, or what a MAP of the batch maps).
  */
 static int pagoda_vm_lock_objs(struct pagoda_vm *vm, struct drm_exec *exec,
-			       struct drm_gem_object **objs, u32 count)
+			       const struct drm_pagoda_vm_op *ops, struct drm_gem_object **objs,
+			       u32 count)
 {
 	int ret = 0;
 	u32 i;
@@ -848,9 +926,10 @@ static int pagoda_vm_lock_objs(struct pagoda_vm *vm, struct drm_exec *exec,
 		ret = drm_gpuvm_prepare_vm(&vm->gpuvm, exec, 0);
 		drm_exec_retry_on_contention(exec);
 		for (i = 0; i < count && !ret; i++) {
-			if (!objs[i])
-				continue;
-			ret = drm_exec_lock_obj(exec, objs[i]);
+			if (ops[i].op == DRM_PAGODA_VM_OP_PROTECT)
+				ret = pagoda_vm_lock_protected(vm, exec, &ops[i]);
+			else if (objs[i])
+				ret = drm_exec_lock_obj(exec, objs[i]);
 			drm_exec_retry_on_contention(exec);
 		}
 		if (ret)
@@ -997,7 +1076,7 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 	if (ret)
 		goto out_exit;
 	mutex_lock(&vm->lock);
-	ret = pagoda_vm_lock_objs(vm, &exec, objs, count);
+	ret = pagoda_vm_lock_objs(vm, &exec, ops, objs, count);
 	if (!ret)
 		ret = pagoda_vm_is_lost(vm) ? -EIO : pagoda_pt_restore(vm);
 	for (i = 0; i < count && !ret; i++) {

@@ -209,6 +209,72 @@ static void test_protections(struct pagoda_dev *dev)
 	pagoda_ctx_destroy(dev, ctx);
 }
 
+/* PROTECT changes what a range allows, keeping what it maps. */
+static void test_protect(struct pagoda_dev *dev)
+{
+	struct drm_pagoda_vm_op op = { .op = DRM_PAGODA_VM_OP_PROTECT };
+	struct drm_pagoda_ctx_query q;
+	struct pagoda_cmdbuf cb;
+	struct buf data, cmd;
+	uint32_t ctx, ctx2, *p;
+	int ret, banned;
+
+	ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	if (!ret)
+		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx2);
+	if (!ret)
+		ret = buf_create(dev, &data, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!pt_check(!ret, "protect: set up (%d)", ret))
+		return;
+	p = data.bo.map;
+	memset(p, 0, 256 * KIB);
+
+	/* the middle 64 KiB read-only */
+	op.va = data.va + 64 * KIB;
+	op.size = 64 * KIB;
+	op.flags = DRM_PAGODA_VM_READ_ONLY;
+	ret = pagoda_vm_bind(dev, &op, 1, 0, 0, NULL);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, data.va, 64 * KIB, 0x11);
+	pagoda_cmd_copy(&cb, data.va, data.va + 192 * KIB, 4096);
+	pagoda_cmd_crc32(&cb, data.va + 64 * KIB, 64 * KIB, data.va + 200 * KIB);
+	ret = ret ?: run(dev, ctx, &cmd, &cb);
+	pt_check(!ret && p[0] == 0x11 && p[48 * KIB] == 0x11 && p[50 * KIB] == crc32_of(&p[16 * KIB], 64 * KIB),
+		 "protect: a read-only part reads, its neighbours write (%d)", ret);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, data.va + 100 * KIB, 4, 0x22);
+	run(dev, ctx2, &cmd, &cb);
+	banned = ctx_banned(dev, ctx2, &q);
+	pt_check(banned == 1 && q.fault_code == PAGODA_FAULT_READ_ONLY &&
+		 q.fault_va == data.va + 100 * KIB && p[25 * KIB] == 0,
+		 "protect: a write there faults READ_ONLY (va 0x%llx)", (unsigned long long)q.fault_va);
+
+	/* back to read-write, and the command buffer no-execute */
+	op.flags = 0;
+	ret = pagoda_vm_bind(dev, &op, 1, 0, 0, NULL);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, data.va + 100 * KIB, 4, 0x33);
+	ret = ret ?: run(dev, ctx, &cmd, &cb);
+	pt_check(!ret && p[25 * KIB] == 0x33, "protect: writable again (%d)", ret);
+	op.va = cmd.va;
+	op.size = 4 * KIB;
+	op.flags = DRM_PAGODA_VM_NO_EXECUTE;
+	ret = pagoda_vm_bind(dev, &op, 1, 0, 0, NULL);
+	if (!ret)
+		ret = pagoda_submit(dev, ctx, cmd.va, cb.used_bytes, NULL, 0, NULL, 0);
+	pt_check(ret == -EACCES, "protect: a no-execute command buffer is refused (%d)", ret);
+	op.va = data.va + 240 * KIB;
+	op.size = 32 * KIB;
+	ret = pagoda_vm_bind(dev, &op, 1, 0, 0, NULL);
+	pt_check(ret == -ENOENT, "protect: a range not mapped throughout (%d)", ret);
+	buf_destroy(dev, &cmd);
+	buf_destroy(dev, &data);
+	pagoda_ctx_destroy(dev, ctx2);
+	pagoda_ctx_destroy(dev, ctx);
+}
+
 /*
  * A context that touches an unmapped VA is banned; another context of the
  * process and a second process run their jobs meanwhile.
@@ -547,6 +613,7 @@ int main(void)
 		 "fdinfo: render %lld ns, paging %lld ns on this file's work",
 		 fdinfo_ns(&dev, "drm-engine-render"), fdinfo_ns(&dev, "drm-engine-paging"));
 	test_protections(&dev);
+	test_protect(&dev);
 	test_fault_isolation(&dev);
 	pagoda_ctx_destroy(&dev, ctx);
 	pagoda_close(&dev);

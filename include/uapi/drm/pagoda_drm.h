@@ -261,11 +261,12 @@ struct drm_pagoda_gem_madvise {
 #define DRM_PAGODA_VM_OP_FREE		2	/* free a reservation and its mappings */
 #define DRM_PAGODA_VM_OP_MAP		3	/* map an allocation (or zero pages) */
 #define DRM_PAGODA_VM_OP_UNMAP		4	/* unmap [va, va + size) */
+#define DRM_PAGODA_VM_OP_PROTECT	5	/* new protections for [va, va + size) */
 
 /* drm_pagoda_vm_op.flags */
 #define DRM_PAGODA_VM_FIXED		(1u << 0)	/* at @va, else the driver picks one in [min_va, max_va] */
-#define DRM_PAGODA_VM_READ_ONLY		(1u << 1)	/* MAP: GPU writes fault */
-#define DRM_PAGODA_VM_NO_EXECUTE	(1u << 2)	/* MAP: not fetched as commands */
+#define DRM_PAGODA_VM_READ_ONLY		(1u << 1)	/* MAP, PROTECT: GPU writes fault */
+#define DRM_PAGODA_VM_NO_EXECUTE	(1u << 2)	/* MAP, PROTECT: not fetched as commands */
 #define DRM_PAGODA_VM_ZERO		(1u << 3)	/* MAP: no allocation; reads zero, writes dropped */
 #define DRM_PAGODA_VM_FLAGS		0xf
 
@@ -275,13 +276,13 @@ struct drm_pagoda_gem_madvise {
 /**
  * struct drm_pagoda_vm_op - one operation of DRM_IOCTL_PAGODA_VM_BIND
  * @op: DRM_PAGODA_VM_OP_*
- * @flags: DRM_PAGODA_VM_* (protections only with MAP)
+ * @flags: DRM_PAGODA_VM_* (protections only with MAP and PROTECT)
  * @handle: MAP: the allocation's GEM handle; 0 with DRM_PAGODA_VM_ZERO
  * @pad: must be zero
  * @va: with DRM_PAGODA_VM_FIXED (and for FREE and UNMAP), in: the base
  *	address; RESERVE and MAP without it, out: the address chosen
  * @size: bytes. RESERVE, FREE: a multiple of DRM_PAGODA_VA_ALIGN; MAP,
- *	UNMAP: a multiple of DRM_PAGODA_VA_PAGE
+ *	UNMAP, PROTECT: a multiple of DRM_PAGODA_VA_PAGE
  * @offset: MAP: byte offset in the allocation, DRM_PAGODA_VA_PAGE aligned;
  *	must be 0 otherwise
  * @min_va: RESERVE and MAP without DRM_PAGODA_VM_FIXED: lowest acceptable
@@ -296,7 +297,10 @@ struct drm_pagoda_gem_madvise {
  * range in [min_va, max_va) for the mapping, @size rounded up to
  * DRM_PAGODA_VA_ALIGN (freed with FREE of that rounded size). UNMAP
  * unmaps [va, va + size), which must lie in one reservation and be
- * mapped throughout (ENOENT otherwise).
+ * mapped throughout (ENOENT otherwise). PROTECT gives the same range the
+ * protections of @flags (DRM_PAGODA_VM_READ_ONLY, DRM_PAGODA_VM_NO_EXECUTE;
+ * none: read, write and execute), keeping what each page maps (an
+ * allocation's page, or zero pages).
  */
 struct drm_pagoda_vm_op {
 	__u32 op;
