@@ -8,8 +8,10 @@
  *    each waited for (the page-table update and TLB flush done);
  *  - binding 1 GiB (one 64 MiB allocation mapped 16 times) in 2 MiB pages
  *    and in 64 KiB pages, and the page tables each takes (debugfs "vms");
- *  - a no-op job's round trip (submit to syncobj signalled), and jobs per
- *    second when 512 are in flight;
+ *  - a no-op job's round trip (submit to syncobj signalled), against the
+ *    null ioctl and against the device's own floor, a paging job's round
+ *    trip (a bind of one zero page, waited); jobs per second when 512 are
+ *    in flight;
  *  - the first job after every allocation of the space was evicted (its
  *    allocations validated back and their mappings rewritten), against the
  *    no-op round trip.
@@ -201,13 +203,40 @@ static double job_round_trip(uint32_t ctx, uint64_t va)
 	return best;
 }
 
+/*
+ * The device's own floor: one paging job's round trip, a 4 KiB zero page
+ * mapped and the bind's out-syncobj waited for (best of 3 runs of 100).
+ */
+static double paging_round_trip(void)
+{
+	double best = 1e9, t;
+	uint64_t res = 0, va;
+	int run, i;
+
+	check("reserve", pagoda_vm_reserve(&dev, &res, 64 * KIB, 0, 0, 0));
+	for (run = 0; run < 3; run++) {
+		t = now();
+		for (i = 0; i < 100; i++) {
+			va = res;
+			check("map", pagoda_vm_map(&dev, 0, 0, 4 * KIB,
+						   DRM_PAGODA_VM_FIXED | DRM_PAGODA_VM_ZERO, &va, 0, 0,
+						   sync));
+			check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+		}
+		t = (now() - t) / 100;
+		best = t < best ? t : best;
+	}
+	check("free", pagoda_vm_free(&dev, res, 64 * KIB));
+	return best;
+}
+
 static void bench_jobs(double null_s)
 {
 	struct drm_pagoda_sync out = { .handle = sync };
 	struct pagoda_cmdbuf cb;
 	struct pagoda_bo cmd, data;
 	uint64_t cmd_va = 0, va;
-	double rt, t, evicted;
+	double rt, t, evicted, paging;
 	unsigned int i;
 	uint32_t ctx;
 	char seg[4];
@@ -220,8 +249,11 @@ static void bench_jobs(double null_s)
 	check("context", pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
 
 	rt = job_round_trip(ctx, cmd_va);
-	printf("  no-op job round trip                 %8.1f us   (%.1fx a null ioctl)\n", rt * 1e6,
-	       rt / null_s);
+	paging = paging_round_trip();
+	printf("  paging job round trip (bind, waited) %8.1f us   (%.1fx a null ioctl)\n",
+	       paging * 1e6, paging / null_s);
+	printf("  no-op job round trip                 %8.1f us   (%.1fx a null ioctl, %.1fx a paging job)\n",
+	       rt * 1e6, rt / null_s, rt / paging);
 	t = now();
 	for (i = 0; i < 512; i++)
 		check("submit", pagoda_submit(&dev, ctx, cmd_va, 4, NULL, 0, &out, 1));
