@@ -11,7 +11,8 @@
  * lockdep, UBSAN and leaks).
  *
  * The fuzzer keeps a model of what its file owns: allocations, the
- * reservations and mappings of its GPU address space, its contexts (and
+ * reservations and mappings of its GPU address space (what each maps, and
+ * its protections, which PROTECT changes), its contexts (and
  * whether they are banned) and the fences of its syncobjs, so that
  * VM_BIND, SUBMIT and the context ioctls are checked exactly. Submissions
  * run command buffers of NOPs it maps; after each job it waits and asks
@@ -515,12 +516,16 @@ static int ctx_destroy(int fd, unsigned int k, unsigned long i)
 /* Zero mappings get tables for all their range: keep those that run small. */
 #define ZERO_MAX	(16ull << 20)
 
-/* What a mapped range holds: tells what a job of a command buffer there does. */
-enum { MAP_NOP = 1, MAP_EXEC, MAP_NO_EXEC };
+/*
+ * What a mapped range holds: tells what a job of a command buffer there
+ * does. PROTECT changes a mapping's protections, never what it holds.
+ */
+enum { MAP_NOP = 1, MAP_BO, MAP_ZERO };
 
 struct range {
 	uint64_t va, size;
 	int kind;	/* mappings: MAP_* */
+	uint32_t prot;	/* mappings: DRM_PAGODA_VM_READ_ONLY, DRM_PAGODA_VM_NO_EXECUTE */
 };
 
 static struct range resv[MAX_RESV];
@@ -575,12 +580,13 @@ static void resv_add(uint64_t va, uint64_t size)
 	nresv++;
 }
 
-static void maps_insert(unsigned int k, uint64_t va, uint64_t size, int kind)
+static void maps_insert(unsigned int k, uint64_t va, uint64_t size, int kind, uint32_t prot)
 {
 	memmove(&maps[k + 1], &maps[k], (nmaps - k) * sizeof(maps[0]));
 	maps[k].va = va;
 	maps[k].size = size;
 	maps[k].kind = kind;
+	maps[k].prot = prot;
 	nmaps++;
 }
 
@@ -598,7 +604,7 @@ static void maps_clear(uint64_t va, uint64_t size)
 			k++;
 		} else if (m->va < va && m_end > end) {
 			m->size = va - m->va;
-			maps_insert(k + 1, end, m_end - end, m->kind);
+			maps_insert(k + 1, end, m_end - end, m->kind, m->prot);
 			k += 2;
 		} else if (m->va < va) {
 			m->size = va - m->va;
@@ -614,14 +620,56 @@ static void maps_clear(uint64_t va, uint64_t size)
 	}
 }
 
-static void maps_add(uint64_t va, uint64_t size, int kind)
+static void maps_add(uint64_t va, uint64_t size, int kind, uint32_t prot)
 {
 	unsigned int k = 0;
 
 	maps_clear(va, size);
 	while (k < nmaps && maps[k].va < va)
 		k++;
-	maps_insert(k, va, size, kind);
+	maps_insert(k, va, size, kind, prot);
+}
+
+/*
+ * What is mapped in [va, va + size) gets the protections @prot, holding
+ * what it held (pagoda_vm_protect): a mapping across an edge of the range
+ * is split there, its part outside keeping its protections.
+ */
+static void maps_protect(uint64_t va, uint64_t size, uint32_t prot)
+{
+	uint64_t end = va + size;
+	unsigned int k;
+
+	for (k = 0; k < nmaps; k++) {
+		struct range *m = &maps[k];
+		uint64_t m_end = m->va + m->size;
+
+		if (m_end <= va)
+			continue;
+		if (m->va >= end)
+			break;
+		if (m->va < va) {	/* the part from @va is maps[k + 1], next */
+			m->size = va - m->va;
+			maps_insert(k + 1, va, m_end - va, m->kind, m->prot);
+			continue;
+		}
+		if (m_end > end) {
+			m->size = end - m->va;
+			maps_insert(k + 1, end, m_end - end, m->kind, m->prot);
+		}
+		m->prot = prot;
+	}
+}
+
+/* Index of the mapping holding @va, or -1. */
+static int maps_find(uint64_t va)
+{
+	unsigned int k;
+
+	for (k = 0; k < nmaps && maps[k].va <= va; k++)
+		if (va < maps[k].va + maps[k].size)
+			return k;
+	return -1;
 }
 
 /*
@@ -644,7 +692,7 @@ static int maps_walk(uint64_t va, uint64_t size, int exec, int *nops)
 			break;
 		if (m->va > covered)
 			return ENOENT;
-		if (exec && m->kind == MAP_NO_EXEC)
+		if (exec && (m->kind == MAP_ZERO || m->prot & DRM_PAGODA_VM_NO_EXECUTE))
 			return EACCES;
 		all &= m->kind == MAP_NOP;
 		covered = m->va + m->size;
@@ -717,12 +765,14 @@ static int vm_op_apply(const struct drm_pagoda_vm_op *op)
 		resv[k] = resv[--nresv];
 		break;
 	case DRM_PAGODA_VM_OP_MAP:
-		maps_add(op->va, op->size,
-			 op->flags & (DRM_PAGODA_VM_ZERO | DRM_PAGODA_VM_NO_EXECUTE) ? MAP_NO_EXEC
-										  : MAP_EXEC);
+		maps_add(op->va, op->size, op->flags & DRM_PAGODA_VM_ZERO ? MAP_ZERO : MAP_BO,
+			 op->flags & (DRM_PAGODA_VM_READ_ONLY | DRM_PAGODA_VM_NO_EXECUTE));
+		break;
+	case DRM_PAGODA_VM_OP_UNMAP:
+		maps_clear(op->va, op->size);
 		break;
 	default:
-		maps_clear(op->va, op->size);
+		maps_protect(op->va, op->size, op->flags);
 		break;
 	}
 	return 1;
@@ -738,8 +788,8 @@ static void report_op(unsigned long i, const char *what, const struct drm_pagoda
 		strerror(want));
 }
 
-/* Operations VM_BIND ran (successful ones). */
-static unsigned long vm_ops_done;
+/* Operations VM_BIND ran (successful ones), and the PROTECTs of them. */
+static unsigned long vm_ops_done, vm_protects_done;
 
 /* Free every reservation the model holds: keeps the state (and the page tables) bounded. */
 static int vm_free_all(int fd, unsigned long i)
@@ -832,7 +882,7 @@ static int nop_setup(int fd, unsigned long i)
 			munmap(map, NOP_SIZE);
 		return 0;
 	}
-	maps_add(op.va, NOP_SIZE, MAP_NOP);
+	maps_add(op.va, NOP_SIZE, MAP_NOP, 0);
 	nop_map = map;
 	nop_va = op.va;
 	return 1;
@@ -893,6 +943,7 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 		DRM_PAGODA_VM_OP_RESERVE, DRM_PAGODA_VM_OP_RESERVE, DRM_PAGODA_VM_OP_FREE,
 		DRM_PAGODA_VM_OP_MAP, DRM_PAGODA_VM_OP_MAP, DRM_PAGODA_VM_OP_MAP,
 		DRM_PAGODA_VM_OP_UNMAP, DRM_PAGODA_VM_OP_UNMAP,
+		DRM_PAGODA_VM_OP_PROTECT, DRM_PAGODA_VM_OP_PROTECT,
 	};
 	const struct range *r = nresv && rnd_below(4) ? &resv[rnd_below(nresv)] : NULL;
 	const struct range *m = nmaps && rnd_below(2) ? &maps[rnd_below(nmaps)] : NULL;
@@ -901,6 +952,12 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 
 	memset(op, 0, sizeof(*op));
 	op->op = kinds[rnd_below(ARRAY_SIZE(kinds))];
+	/* PROTECT now and then the buffer of NOPs, which SUBMIT runs */
+	if (op->op == DRM_PAGODA_VM_OP_PROTECT && nop_map && !rnd_below(4)) {
+		idx = maps_find(nop_va + DRM_PAGODA_VA_PAGE * rnd_below(NOP_SIZE / DRM_PAGODA_VA_PAGE));
+		if (idx >= 0)
+			m = &maps[idx];
+	}
 	switch (op->op) {
 	case DRM_PAGODA_VM_OP_RESERVE:
 		op->flags = rnd_below(2) ? DRM_PAGODA_VM_FIXED : 0;
@@ -928,21 +985,49 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 				op->size = ZERO_MAX;
 		}
 		break;
+	case DRM_PAGODA_VM_OP_PROTECT:
+		op->flags = (rnd_below(2) ? 0 : DRM_PAGODA_VM_READ_ONLY) |
+			    (rnd_below(2) ? 0 : DRM_PAGODA_VM_NO_EXECUTE);
+		/* now and then what a MAP takes and a PROTECT refuses */
+		if (!sane && !rnd_below(16)) {
+			switch (rnd_below(4)) {
+			case 0:
+				op->flags |= DRM_PAGODA_VM_FIXED;
+				break;
+			case 1:
+				op->flags |= DRM_PAGODA_VM_ZERO;
+				break;
+			case 2:
+				op->handle = nlive ? live[rnd_below(nlive)] : 1;
+				break;
+			default:
+				op->offset = DRM_PAGODA_VA_PAGE;
+				break;
+			}
+		}
+		/* fall through */
 	default:
 		op->size = m ? m->size : r ? r->size : rnd_size(DRM_PAGODA_VA_PAGE);
 		break;
 	}
 	/* at @va: a place in a reservation (or over one); else a range to pick from */
 	if (op->flags & DRM_PAGODA_VM_FIXED || op->op == DRM_PAGODA_VM_OP_FREE ||
-	    op->op == DRM_PAGODA_VM_OP_UNMAP) {
-		uint64_t align = op->op == DRM_PAGODA_VM_OP_MAP || op->op == DRM_PAGODA_VM_OP_UNMAP ?
-				 DRM_PAGODA_VA_PAGE : DRM_PAGODA_VA_ALIGN;
+	    op->op == DRM_PAGODA_VM_OP_UNMAP || op->op == DRM_PAGODA_VM_OP_PROTECT) {
+		uint64_t align = op->op == DRM_PAGODA_VM_OP_RESERVE || op->op == DRM_PAGODA_VM_OP_FREE ?
+				 DRM_PAGODA_VA_ALIGN : DRM_PAGODA_VA_PAGE;
 
-		if (m && op->op == DRM_PAGODA_VM_OP_UNMAP) {
+		if (m && (op->op == DRM_PAGODA_VM_OP_UNMAP || op->op == DRM_PAGODA_VM_OP_PROTECT)) {
+			unsigned int last = m - maps;
+
+			/* now and then on over the mappings that follow it without a gap */
+			while (rnd_below(2) && last + 1 < nmaps &&
+			       maps[last + 1].va == maps[last].va + maps[last].size)
+				last++;
 			op->va = m->va;
-			if (rnd_below(2)) {	/* a part of the mapping */
+			op->size = maps[last].va + maps[last].size - m->va;
+			if (rnd_below(2)) {	/* from a page of the first to a page of the last */
 				op->va += DRM_PAGODA_VA_PAGE * rnd_below(m->size / DRM_PAGODA_VA_PAGE);
-				span = (m->va + m->size - op->va) / DRM_PAGODA_VA_PAGE;
+				span = (maps[last].va + maps[last].size - op->va) / DRM_PAGODA_VA_PAGE;
 				op->size = DRM_PAGODA_VA_PAGE * (1 + rnd_below(span));
 			}
 		} else if (r && op->size <= r->size && op->op != DRM_PAGODA_VM_OP_RESERVE) {
@@ -975,7 +1060,7 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 	/* now and then something pagoda_vm_check_op() refuses */
 	switch (rnd_below(64)) {
 	case 0:
-		op->op = rnd_below(2) ? rnd_below(6) : (uint32_t)rnd_value();
+		op->op = rnd_below(2) ? rnd_below(7) : (uint32_t)rnd_value();
 		break;
 	case 1:
 		op->flags ^= 1u << rnd_below(rnd_below(2) ? 4 : 32);
@@ -1029,6 +1114,10 @@ static int vm_op_check(const struct drm_pagoda_vm_op *op)
 	case DRM_PAGODA_VM_OP_MAP:
 		allowed = DRM_PAGODA_VM_FLAGS;
 		break;
+	case DRM_PAGODA_VM_OP_PROTECT:
+		allowed = DRM_PAGODA_VM_READ_ONLY | DRM_PAGODA_VM_NO_EXECUTE;
+		fixed = 1;
+		break;
 	case DRM_PAGODA_VM_OP_FREE:
 	case DRM_PAGODA_VM_OP_UNMAP:
 		allowed = 0;
@@ -1078,15 +1167,15 @@ static int vm_ops_check(const struct drm_pagoda_vm_op *ops, uint32_t n, uint32_t
 
 /*
  * What running @op against the modelled space answers (pagoda_vm_run_op).
- * *@room is set for a MAP, which may also fail for want of memory
- * (ENOSPC, ENOMEM) where 0 is expected.
+ * *@room is set for a MAP or PROTECT (which maps again), which may also
+ * fail for want of memory (ENOSPC, ENOMEM) where 0 is expected.
  */
 static int vm_op_expect(const struct drm_pagoda_vm_op *op, int *room)
 {
 	int fixed = op->flags & DRM_PAGODA_VM_FIXED, k;
 	uint64_t lo, hi;
 
-	*room = op->op == DRM_PAGODA_VM_OP_MAP;
+	*room = op->op == DRM_PAGODA_VM_OP_MAP || op->op == DRM_PAGODA_VM_OP_PROTECT;
 	vm_op_range(op, &lo, &hi);
 	switch (op->op) {
 	case DRM_PAGODA_VM_OP_RESERVE:
@@ -1100,7 +1189,7 @@ static int vm_op_expect(const struct drm_pagoda_vm_op *op, int *room)
 		if (fixed)
 			return resv_find(op->va, op->size) >= 0 ? 0 : ENOENT;
 		return resv_fits(lo, hi, vm_op_resv_size(op)) ? 0 : ENOSPC;
-	default:
+	default:	/* UNMAP, PROTECT: in one reservation, mapped throughout */
 		return resv_find(op->va, op->size) >= 0 && !maps_walk(op->va, op->size, 0, NULL) ?
 		       0 : ENOENT;
 	}
@@ -1113,9 +1202,11 @@ static int vm_op_expect(const struct drm_pagoda_vm_op *op, int *room)
  * unknown handle, EINVAL for a range past the allocation; ENOENT for an
  * unknown out-syncobj; all with nothing done (count 0). Then the
  * operations run in order until one fails against the state the earlier
- * ones left (EEXIST, ENOENT, ENOSPC; a MAP also ENOSPC or ENOMEM for want
- * of memory): count tells how many ran, and each of them must be what the
- * model expects; the out-syncobj gets a fence either way.
+ * ones left (EEXIST, ENOENT, ENOSPC; a MAP or PROTECT also ENOSPC or
+ * ENOMEM for want of memory): count tells how many ran, and each of them
+ * must be what the model expects; the out-syncobj gets a fence either way.
+ * A PROTECT that ran out of memory may have changed part of its range:
+ * the model is then lost.
  */
 static int fuzz_vm_bind(int fd, void *readonly, unsigned long i)
 {
@@ -1181,6 +1272,7 @@ static int fuzz_vm_bind(int fd, void *readonly, unsigned long i)
 		expect = vm_op_expect(&ops[k], &room);
 		if (k < args.count) {
 			vm_ops_done++;
+			vm_protects_done += ops[k].op == DRM_PAGODA_VM_OP_PROTECT;
 			if (!expect && vm_op_apply(&ops[k]))
 				continue;
 			report_op(i, expect ? "ran" : "ran, VA outside the range or over a reservation",
@@ -1189,8 +1281,14 @@ static int fuzz_vm_bind(int fd, void *readonly, unsigned long i)
 			return 0;
 		}
 		/* ops[k] stopped the batch */
-		if (got && (got == expect || (!expect && room && (got == ENOSPC || got == ENOMEM))))
+		if (got && got == expect)
 			return 1;
+		if (got && !expect && room && (got == ENOSPC || got == ENOMEM)) {
+			/* a PROTECT maps its mappings' parts one by one: some may have changed */
+			if (ops[k].op == DRM_PAGODA_VM_OP_PROTECT)
+				resync = 1;
+			return 1;
+		}
 		report_op(i, "stopped", &ops[k], k, n, args.count, got, expect);
 		resync = 1;
 		return 0;
@@ -1453,6 +1551,15 @@ static int fuzz_submit(int fd, void *readonly, unsigned long i)
 			args.cmd_size = NOP_SIZE - off;
 		if (!rnd_below(8))
 			args.cmd_size += 4;
+	} else if (nmaps && rnd_below(2)) {
+		/* in a mapping, often of NOPs: protected no-execute or zero, EACCES, else it runs */
+		unsigned int m = rnd_below(nmaps), n = rnd_below(2) ? nmaps : 0;
+
+		while (n-- && maps[m].kind != MAP_NOP)
+			m = (m + 1) % nmaps;
+		off = 4 * rnd_below(maps[m].size / 4);
+		args.cmd_va = maps[m].va + off;
+		args.cmd_size = rnd_below(2) ? 4 * (1 + rnd_below(16)) : maps[m].size - off;
 	} else {
 		args.cmd_va = rnd_below(2) ? rnd_va() + 4 * rnd_below(4) : rnd_value();
 		args.cmd_size = rnd_below(2) ? sizes[rnd_below(ARRAY_SIZE(sizes))] :
@@ -1751,8 +1858,8 @@ int main(void)
 	printf("\nby ioctl (calls/succeeded):");
 	for (e = 0; e <= DRM_PAGODA_CTX_QUERY; e++)
 		printf(" %s %lu/%lu", pagoda_names[e], nr_calls[e], nr_ok[e]);
-	printf("\nVM_BIND ran %lu operations; %lu jobs waited for, %lu of them banned their context",
-	       vm_ops_done, jobs, jobs_banned);
+	printf("\nVM_BIND ran %lu operations (%lu PROTECT); %lu jobs waited for, %lu of them banned their context",
+	       vm_ops_done, vm_protects_done, jobs, jobs_banned);
 	printf("\nother DRM ioctls: %lu calls, %lu succeeded", other_outcome.calls, other_outcome.ok);
 	for (e = 1; e < (int)ARRAY_SIZE(other_outcome.errnos); e++)
 		if (other_outcome.errnos[e])

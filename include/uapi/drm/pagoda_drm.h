@@ -340,7 +340,8 @@ struct drm_pagoda_sync {
  * handles) before any runs: such an error changes nothing. An operation
  * that fails against the state the earlier ones left (EEXIST, ENOENT,
  * ENOSPC), or for want of memory or time (ENOMEM, EINTR, EBUSY,
- * ETIMEDOUT), stops the batch: @count tells how many ran. EIO means the
+ * ETIMEDOUT), stops the batch: @count tells how many ran (a PROTECT so
+ * stopped may have changed the first mappings of its range). EIO means the
  * address space can no longer be updated (a page-table update failed part
  * way): its file must be closed.
  */
