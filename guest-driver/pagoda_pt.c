@@ -682,13 +682,13 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 			return ret;
 		n = min_t(u64, bytes >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
 		if (n >= PAGODA_PT_RUN_MIN) {
+			u32 flags = PAGODA_UPT_REPEAT | PAGODA_UPT_REPEAT_INCREMENT;
 			u64 pte = pt_pte(paddr, pte_flags);
 
 			ret = pagoda_pt_writer_flush(w);
 			if (!ret)
-				ret = pagoda_paging_update_ptes(w->batch, 0, leaf->addr, index, &pte, n,
-								PAGODA_UPT_REPEAT |
-								PAGODA_UPT_REPEAT_INCREMENT);
+				ret = pagoda_paging_update_ptes(w->batch, 0, leaf->addr, index,
+								&pte, n, flags);
 		} else {
 			for (i = 0; i < n && !ret; i++)
 				ret = pagoda_pt_writer_add(w, leaf, index + i,
@@ -773,7 +773,8 @@ int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 v
 	}
 
 	if (!bo) {
-		ret = pagoda_pt_map_zero(vm, batch, va, size, pte_flags & ~PAGODA_PTE_ZERO, rewrite);
+		ret = pagoda_pt_map_zero(vm, batch, va, size, pte_flags & ~PAGODA_PTE_ZERO,
+					 rewrite);
 	} else {
 		for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
 		     pagoda_bo_run_next(&run)) {
@@ -883,10 +884,12 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 		if (pt == PT_LARGE && IS_ALIGNED(va, LARGE_SIZE) && end - va >= LARGE_SIZE) {
 			xa_erase(&vm->large_ptes, va >> ilog2(LARGE_SIZE));
 			if (keep || path[1]->used > 1 || vm->levels == 2) {
+				u32 index1 = pt_index(vm, va, 1);
+
 				path[1]->used--;
-				path[1]->children[pt_index(vm, va, 1)] = NULL;
-				ret = pagoda_paging_update_ptes(batch, 1, path[1]->addr,
-								pt_index(vm, va, 1), &invalid, 1, 0);
+				path[1]->children[index1] = NULL;
+				ret = pagoda_paging_update_ptes(batch, 1, path[1]->addr, index1,
+								&invalid, 1, 0);
 			} else {
 				ret = pagoda_pt_unlink(vm, batch, path, va);
 			}

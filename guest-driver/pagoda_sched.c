@@ -59,7 +59,7 @@
 #define PAGODA_RENDER_TIMEOUT	msecs_to_jiffies(10000)
 
 static_assert(PAGODA_RENDER_JOBS < PAGODA_NUM_CONTEXTS - 1);
-static_assert(2 * PAGODA_RENDER_JOBS < PAGODA_RING_ENTRIES);
+static_assert(PAGODA_RING_ENTRIES > 2 * PAGODA_RENDER_JOBS);
 
 static struct pagoda_render_job *to_render_job(struct drm_sched_job *sched_job)
 {
@@ -302,6 +302,7 @@ static enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *
 	drm_warn(&pgdev->drm, "render job of context %u timed out: engine reset\n",
 		 job->ctx->id);
 	drm_sched_wqueue_stop(sched);
+	/* pairs with CTX_QUERY's smp_load_acquire(): no fault record here */
 	smp_store_release(&job->ctx->banned, true);
 	spin_lock(&sched->job_list_lock);
 	list_add(&sched_job->list, &sched->pending_list);
@@ -380,7 +381,7 @@ static void pagoda_ban_faulting_ctx(struct pagoda_device *pgdev, u64 fence,
 			continue;
 		if (!ctx->banned) {
 			ctx->fault = *fault;
-			/* CTX_QUERY reads the record once it sees the ban */
+			/* pairs with CTX_QUERY's smp_load_acquire(): record first */
 			smp_store_release(&ctx->banned, true);
 		}
 		ctx->vm->faults++;
@@ -537,6 +538,7 @@ int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *
 	args->fault_code = 0;
 	args->fault_access = 0;
 	args->fault_level = 0;
+	/* pairs with the ban's smp_store_release(): the record is complete */
 	if (smp_load_acquire(&ctx->banned)) {
 		args->status = DRM_PAGODA_CTX_BANNED;
 		if (ctx->fault.code) {

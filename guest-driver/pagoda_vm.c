@@ -559,8 +559,8 @@ static u64 pagoda_vm_extent(struct pagoda_vm *vm)
 }
 
 /* The reservation holding all of [va, va + size), or NULL. */
-static struct pagoda_va_reservation *pagoda_vm_find_reservation(struct pagoda_vm *vm, u64 va,
-								 u64 size)
+static struct pagoda_va_reservation *
+pagoda_vm_find_reservation(struct pagoda_vm *vm, u64 va, u64 size)
 {
 	struct drm_mm_node *node;
 
@@ -956,6 +956,14 @@ int pagoda_syncobj_signal(struct drm_file *file, const struct drm_pagoda_sync *s
 	return 0;
 }
 
+/* Where a mapping's allocation is, or "zero" for zero pages. */
+static const char *pagoda_vma_segment_name(struct drm_gpuva *va)
+{
+	if (!va->gem.obj)
+		return "zero";
+	return pagoda_segment_name(READ_ONCE(gem_to_pagoda_bo(va->gem.obj)->segment));
+}
+
 /**
  * pagoda_vm_debugfs_show - an address space as debugfs "vms" shows it
  * @m: the file
@@ -998,8 +1006,7 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
 		seq_printf(m, "  reserved 0x%llx-0x%llx\n", node->start, node->start + node->size);
 	drm_gpuvm_for_each_va(va, &vm->gpuvm)
 		seq_printf(m, "  mapped 0x%llx-0x%llx %s offset 0x%llx%s%s%s\n", va->va.addr,
-			   va->va.addr + va->va.range,
-			   va->gem.obj ? pagoda_segment_name(READ_ONCE(gem_to_pagoda_bo(va->gem.obj)->segment)) : "zero",
+			   va->va.addr + va->va.range, pagoda_vma_segment_name(va),
 			   va->gem.offset,
 			   to_pagoda_vma(va)->pte_flags & PAGODA_PTE_READ_ONLY ? " ro" : "",
 			   to_pagoda_vma(va)->pte_flags & PAGODA_PTE_NO_EXECUTE ? " nx" : "",
