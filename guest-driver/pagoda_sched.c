@@ -58,7 +58,9 @@
 /* How long a render job may run before it counts as hung. */
 #define PAGODA_RENDER_TIMEOUT	msecs_to_jiffies(10000)
 
-static_assert(PAGODA_RENDER_JOBS < PAGODA_NUM_CONTEXTS - 1);
+/* fewer jobs in flight than user slots: a slot is always free */
+static_assert(PAGODA_NUM_CONTEXTS - 1 > PAGODA_RENDER_JOBS);
+/* two ring entries per job, and one entry always free */
 static_assert(PAGODA_RING_ENTRIES > 2 * PAGODA_RENDER_JOBS);
 
 static struct pagoda_render_job *to_render_job(struct drm_sched_job *sched_job)
