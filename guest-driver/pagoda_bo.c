@@ -381,6 +381,23 @@ int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
 	return ret;
 }
 
+/*
+ * What the driver's own allocations are: never mapped by the CPU, VRAM
+ * preferred, evicted to system memory, evicted last.
+ */
+static struct drm_pagoda_gem_create pagoda_bo_kernel_args(u64 size, u32 segments, u32 flags)
+{
+	return (struct drm_pagoda_gem_create){
+		.size = size,
+		.flags = DRM_PAGODA_BO_NO_CPU_ACCESS | flags,
+		.segments = segments,
+		.preferred_segment = segments & DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM) ?
+				     PAGODA_SEG_VRAM : __ffs(segments),
+		.eviction_segment = PAGODA_SEG_SYSTEM,
+		.priority = DRM_PAGODA_PRIORITY_HIGH,
+	};
+}
+
 /**
  * pagoda_bo_create_kernel - a pinned allocation for the driver's own use
  * @pgdev: the device
@@ -395,15 +412,7 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
 					  u32 flags)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = false };
-	struct drm_pagoda_gem_create args = {
-		.size = size,
-		.flags = DRM_PAGODA_BO_NO_CPU_ACCESS | flags,
-		.segments = segments,
-		.preferred_segment = segments & DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM) ?
-				     PAGODA_SEG_VRAM : __ffs(segments),
-		.eviction_segment = PAGODA_SEG_SYSTEM,
-		.priority = DRM_PAGODA_PRIORITY_HIGH,
-	};
+	struct drm_pagoda_gem_create args = pagoda_bo_kernel_args(size, segments, flags);
 	struct pagoda_bo *bo;
 	int ret;
 
@@ -439,15 +448,7 @@ struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size,
 					  struct dma_resv *resv)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = false };
-	struct drm_pagoda_gem_create args = {
-		.size = size,
-		.flags = DRM_PAGODA_BO_NO_CPU_ACCESS,
-		.segments = segments,
-		.preferred_segment = segments & DRM_PAGODA_SEGMENT_MASK(PAGODA_SEG_VRAM) ?
-				     PAGODA_SEG_VRAM : __ffs(segments),
-		.eviction_segment = PAGODA_SEG_SYSTEM,
-		.priority = DRM_PAGODA_PRIORITY_HIGH,
-	};
+	struct drm_pagoda_gem_create args = pagoda_bo_kernel_args(size, segments, 0);
 	struct pagoda_bo *bo;
 	int ret;
 

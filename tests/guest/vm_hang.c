@@ -6,55 +6,11 @@
  * its context is banned without a fault record, and a job of another
  * context submitted afterwards runs normally.
  */
-#include <xf86drm.h>
-#include <linux/sync_file.h>
-
 #include <libpagoda.h>
 
-#include "pagoda_test.h"
+#include "pagoda_vm_test.h"
 
 #define KIB		1024ull
-#define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
-#define WAIT_NS		(60ll * 1000 * 1000 * 1000)
-
-struct buf {
-	struct pagoda_bo bo;
-	uint64_t va;
-};
-
-static int buf_create(struct pagoda_dev *dev, struct buf *b, unsigned int seg)
-{
-	struct pagoda_bo_desc desc = {
-		.size = 64 * KIB,
-		.segments = DRM_PAGODA_SEGMENT_MASK(seg),
-		.preferred_segment = seg,
-		.priority = DRM_PAGODA_PRIORITY_NORMAL,
-	};
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	ret = pagoda_bo_create(dev, &desc, &b->bo);
-	if (!ret)
-		ret = pagoda_bo_map(dev, &b->bo);
-	if (!ret)
-		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, 0, &b->va, 0, 0, 0);
-	return ret;
-}
-
-/* The error a syncobj's fence carries, through a sync_file: 1 when it has none. */
-static int fence_status(struct pagoda_dev *dev, uint32_t syncobj)
-{
-	struct sync_file_info info;
-	int fd, ret;
-
-	ret = drmSyncobjExportSyncFile(dev->fd, syncobj, &fd);
-	if (ret)
-		return ret < 0 ? ret : -ret;
-	memset(&info, 0, sizeof(info));
-	ret = ioctl(fd, SYNC_IOC_FILE_INFO, &info);
-	close(fd);
-	return ret ? -errno : info.status;
-}
 
 static double now(void)
 {
@@ -68,7 +24,7 @@ int main(void)
 {
 	struct drm_pagoda_sync hang_out = { 0 }, good_out = { 0 };
 	struct drm_pagoda_ctx_query q;
-	struct buf loop, cmd, data;
+	struct pt_buf loop, cmd, data;
 	struct pagoda_cmdbuf cb;
 	uint32_t hang_ctx, good_ctx, *p;
 	struct pagoda_dev dev;
@@ -81,11 +37,11 @@ int main(void)
 	if (!ret)
 		ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &good_ctx);
 	if (!ret)
-		ret = buf_create(&dev, &loop, DRM_PAGODA_SEGMENT_SYSTEM);
+		ret = pt_buf_create(&dev, &loop, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
-		ret = buf_create(&dev, &cmd, DRM_PAGODA_SEGMENT_SYSTEM);
+		ret = pt_buf_create(&dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
-		ret = buf_create(&dev, &data, DRM_PAGODA_SEGMENT_VRAM);
+		ret = pt_buf_create(&dev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
 		ret = pagoda_syncobj_create(&dev, &hang_out.handle);
 	if (!ret)
@@ -101,9 +57,9 @@ int main(void)
 	t = now();
 	ret = pagoda_submit(&dev, hang_ctx, loop.va, cb.used_bytes, NULL, 0, &hang_out, 1);
 	if (!ret)
-		ret = pagoda_syncobj_wait(&dev, hang_out.handle, 0, WAIT_NS);
+		ret = pagoda_syncobj_wait(&dev, hang_out.handle, 0, PT_JOB_TIMEOUT_NS);
 	t = now() - t;
-	status = fence_status(&dev, hang_out.handle);
+	status = pt_fence_error(&dev, hang_out.handle);
 	pt_check(!ret && status == -ETIMEDOUT,
 		 "a job that never ends is stopped after %.1f s, its fence carries ETIMEDOUT (%d, status %d)",
 		 t, ret, status);
@@ -119,9 +75,9 @@ int main(void)
 	pagoda_cmd_fill(&cb, data.va, data.bo.size, 0x600d);
 	ret = pagoda_submit(&dev, good_ctx, cmd.va, cb.used_bytes, NULL, 0, &good_out, 1);
 	if (!ret)
-		ret = pagoda_syncobj_wait(&dev, good_out.handle, 0, WAIT_NS);
-	status = fence_status(&dev, good_out.handle);
-	pt_check(!ret && status == 1 && p[0] == 0x600d && p[data.bo.size / 4 - 1] == 0x600d,
+		ret = pagoda_syncobj_wait(&dev, good_out.handle, 0, PT_JOB_TIMEOUT_NS);
+	status = pt_fence_error(&dev, good_out.handle);
+	pt_check(!ret && status == 0 && p[0] == 0x600d && p[data.bo.size / 4 - 1] == 0x600d,
 		 "the render engine runs another context's job after the reset (%d, status %d)",
 		 ret, status);
 	memset(&q, 0, sizeof(q));

@@ -14,88 +14,13 @@
 
 #include <libpagoda.h>
 
-#include "pagoda_test.h"
+#include "pagoda_vm_test.h"
 
 #define KIB		1024ull
 #define MIB		(1024 * KIB)
 #define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
-#define TIMEOUT_NS	(20ll * 1000 * 1000 * 1000)
 
 static const char *const segment_names[] = { "system", "VRAM", "hidden VRAM" };
-
-static uint32_t crc32_of(const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	uint32_t crc = ~0u;
-	int k;
-
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
-	}
-	return ~crc;
-}
-
-/* An allocation mapped by the CPU (when it may be) and into the GPU space. */
-struct buf {
-	struct pagoda_bo bo;
-	uint64_t va;
-};
-
-static int buf_create(struct pagoda_dev *dev, struct buf *b, uint64_t size, unsigned int seg,
-		      uint32_t map_flags)
-{
-	struct pagoda_bo_desc desc = {
-		.size = size,
-		.segments = DRM_PAGODA_SEGMENT_MASK(seg),
-		.preferred_segment = seg,
-		.priority = DRM_PAGODA_PRIORITY_NORMAL,
-	};
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	ret = pagoda_bo_create(dev, &desc, &b->bo);
-	if (!ret)
-		ret = pagoda_bo_map(dev, &b->bo);
-	if (!ret)
-		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, map_flags, &b->va, 0, 0, 0);
-	return ret;
-}
-
-static void buf_destroy(struct pagoda_dev *dev, struct buf *b)
-{
-	if (b->va)
-		pagoda_vm_unmap(dev, b->va, b->bo.size, 0);
-	pagoda_bo_unmap(&b->bo);
-	pagoda_bo_free(dev, &b->bo);
-}
-
-/* Run @cb's commands (in @cmd) on @ctx and wait; returns the syncobj wait's result. */
-static int run(struct pagoda_dev *dev, uint32_t ctx, struct buf *cmd, struct pagoda_cmdbuf *cb)
-{
-	struct drm_pagoda_sync out = { 0 };
-	int ret;
-
-	if (cb->error)
-		return cb->error;
-	ret = pagoda_syncobj_create(dev, &out.handle);
-	if (ret)
-		return ret;
-	ret = pagoda_submit(dev, ctx, cmd->va, cb->used_bytes, NULL, 0, &out, 1);
-	if (!ret)
-		ret = pagoda_syncobj_wait(dev, out.handle, 0, TIMEOUT_NS);
-	pagoda_syncobj_destroy(dev, out.handle);
-	return ret;
-}
-
-static int ctx_banned(struct pagoda_dev *dev, uint32_t ctx, struct drm_pagoda_ctx_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	if (pagoda_ctx_query(dev, ctx, q))
-		return -1;
-	return !!(q->status & DRM_PAGODA_CTX_BANNED);
-}
 
 /* Copy, fill, write immediates and CRC32 between allocations of @src_seg and @dst_seg. */
 static void test_commands(struct pagoda_dev *dev, uint32_t ctx, unsigned int src_seg,
@@ -103,16 +28,16 @@ static void test_commands(struct pagoda_dev *dev, uint32_t ctx, unsigned int src
 {
 	const uint64_t size = 256 * KIB;
 	static const uint32_t imm[] = { 0xdeadbeef, 0x01234567, 0x89abcdef };
-	struct buf src, dst, cmd;
+	struct pt_buf src, dst, cmd;
 	struct pagoda_cmdbuf cb;
 	uint32_t *s, *d, i, bad = 0;
 	int ret;
 
-	ret = buf_create(dev, &src, size, src_seg, 0);
+	ret = pt_buf_create(dev, &src, size, src_seg, 0);
 	if (!ret)
-		ret = buf_create(dev, &dst, size, dst_seg, 0);
+		ret = pt_buf_create(dev, &dst, size, dst_seg, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!pt_check(!ret, "%s -> %s: allocations mapped (%d)", segment_names[src_seg],
 		      segment_names[dst_seg], ret))
 		return;
@@ -128,7 +53,7 @@ static void test_commands(struct pagoda_dev *dev, uint32_t ctx, unsigned int src
 	pagoda_cmd_fill(&cb, dst.va + size / 2, size / 4, 0xc0ffee00 | dst_seg);
 	pagoda_cmd_write_imm(&cb, dst.va + size - 64, imm, 3);
 	pagoda_cmd_crc32(&cb, src.va, size, dst.va + size - 8);
-	ret = run(dev, ctx, &cmd, &cb);
+	ret = pt_run(dev, ctx, &cmd, &cb);
 	pt_check(!ret, "%s -> %s: job ran (%d)", segment_names[src_seg], segment_names[dst_seg],
 		 ret);
 	for (i = 0; i < size / 8; i++)
@@ -140,18 +65,18 @@ static void test_commands(struct pagoda_dev *dev, uint32_t ctx, unsigned int src
 	pt_check(!bad && !memcmp(&d[size / 4 - 16], imm, sizeof(imm)),
 		 "%s -> %s: copy, fill and immediates match the CPU (%u words differ)",
 		 segment_names[src_seg], segment_names[dst_seg], bad);
-	pt_check(d[size / 4 - 2] == crc32_of(s, size), "%s -> %s: CRC32 0x%08x (CPU 0x%08x)",
+	pt_check(d[size / 4 - 2] == pt_crc32(s, size), "%s -> %s: CRC32 0x%08x (CPU 0x%08x)",
 		 segment_names[src_seg], segment_names[dst_seg], d[size / 4 - 2],
-		 crc32_of(s, size));
-	buf_destroy(dev, &cmd);
-	buf_destroy(dev, &dst);
-	buf_destroy(dev, &src);
+		 pt_crc32(s, size));
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &dst);
+	pt_buf_destroy(dev, &src);
 }
 
 /* Read-only pages fault on write, zero pages read zero and drop writes. */
 static void test_protections(struct pagoda_dev *dev)
 {
-	struct buf ro, rw, cmd;
+	struct pt_buf ro, rw, cmd;
 	struct pagoda_cmdbuf cb;
 	struct drm_pagoda_ctx_query q;
 	uint64_t zero_va = 0;
@@ -160,11 +85,11 @@ static void test_protections(struct pagoda_dev *dev)
 
 	ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
 	if (!ret)
-		ret = buf_create(dev, &ro, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, DRM_PAGODA_VM_READ_ONLY);
+		ret = pt_buf_create(dev, &ro, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, DRM_PAGODA_VM_READ_ONLY);
 	if (!ret)
-		ret = buf_create(dev, &rw, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &rw, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
 		ret = pagoda_vm_map(dev, 0, 0, 64 * KIB, DRM_PAGODA_VM_ZERO, &zero_va, 0, 0, 0);
 	if (!pt_check(!ret, "protections: allocations and zero pages mapped (%d)", ret))
@@ -178,8 +103,8 @@ static void test_protections(struct pagoda_dev *dev)
 	pagoda_cmd_copy(&cb, ro.va, rw.va, 4096);
 	pagoda_cmd_fill(&cb, zero_va, 4096, 0xffffffff);
 	pagoda_cmd_copy(&cb, zero_va, rw.va + 4096, 4096);
-	ret = run(dev, ctx, &cmd, &cb);
-	banned = ctx_banned(dev, ctx, &q);
+	ret = pt_run(dev, ctx, &cmd, &cb);
+	banned = pt_ctx_banned(dev, ctx, &q);
 	pt_check(!ret && banned == 0, "protections: read-only read, zero read and write run (%d)",
 		 ret);
 	pt_check(r[0] == 0x11111111 && r[1023] == 0x11111111 && r[1024] == 0 && r[2047] == 0 &&
@@ -190,8 +115,8 @@ static void test_protections(struct pagoda_dev *dev)
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_fill(&cb, ro.va + 8192, 4, 0x99999999);
 	pagoda_cmd_fill(&cb, rw.va, 4, 0x77777777);
-	run(dev, ctx, &cmd, &cb);
-	banned = ctx_banned(dev, ctx, &q);
+	pt_run(dev, ctx, &cmd, &cb);
+	banned = pt_ctx_banned(dev, ctx, &q);
 	pt_check(banned == 1 && (q.status & DRM_PAGODA_CTX_FAULTED) &&
 		 q.fault_code == PAGODA_FAULT_READ_ONLY && q.fault_va == ro.va + 8192 &&
 		 q.fault_access == PAGODA_ACCESS_WRITE,
@@ -203,9 +128,9 @@ static void test_protections(struct pagoda_dev *dev)
 	pt_check(ret == -ECANCELED, "protections: a banned context takes no job (%d)", ret);
 	pagoda_vm_unmap(dev, zero_va, 64 * KIB, 0);
 	pagoda_vm_free(dev, zero_va, 64 * KIB);
-	buf_destroy(dev, &cmd);
-	buf_destroy(dev, &rw);
-	buf_destroy(dev, &ro);
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &rw);
+	pt_buf_destroy(dev, &ro);
 	pagoda_ctx_destroy(dev, ctx);
 }
 
@@ -215,7 +140,7 @@ static void test_protect(struct pagoda_dev *dev)
 	struct drm_pagoda_vm_op op = { .op = DRM_PAGODA_VM_OP_PROTECT };
 	struct drm_pagoda_ctx_query q;
 	struct pagoda_cmdbuf cb;
-	struct buf data, cmd;
+	struct pt_buf data, cmd;
 	uint32_t ctx, ctx2, *p;
 	int ret, banned;
 
@@ -223,9 +148,9 @@ static void test_protect(struct pagoda_dev *dev)
 	if (!ret)
 		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx2);
 	if (!ret)
-		ret = buf_create(dev, &data, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+		ret = pt_buf_create(dev, &data, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!pt_check(!ret, "protect: set up (%d)", ret))
 		return;
 	p = data.bo.map;
@@ -240,13 +165,13 @@ static void test_protect(struct pagoda_dev *dev)
 	pagoda_cmd_fill(&cb, data.va, 64 * KIB, 0x11);
 	pagoda_cmd_copy(&cb, data.va, data.va + 192 * KIB, 4096);
 	pagoda_cmd_crc32(&cb, data.va + 64 * KIB, 64 * KIB, data.va + 200 * KIB);
-	ret = ret ?: run(dev, ctx, &cmd, &cb);
-	pt_check(!ret && p[0] == 0x11 && p[48 * KIB] == 0x11 && p[50 * KIB] == crc32_of(&p[16 * KIB], 64 * KIB),
+	ret = ret ?: pt_run(dev, ctx, &cmd, &cb);
+	pt_check(!ret && p[0] == 0x11 && p[48 * KIB] == 0x11 && p[50 * KIB] == pt_crc32(&p[16 * KIB], 64 * KIB),
 		 "protect: a read-only part reads, its neighbours write (%d)", ret);
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_fill(&cb, data.va + 100 * KIB, 4, 0x22);
-	run(dev, ctx2, &cmd, &cb);
-	banned = ctx_banned(dev, ctx2, &q);
+	pt_run(dev, ctx2, &cmd, &cb);
+	banned = pt_ctx_banned(dev, ctx2, &q);
 	pt_check(banned == 1 && q.fault_code == PAGODA_FAULT_READ_ONLY &&
 		 q.fault_va == data.va + 100 * KIB && p[25 * KIB] == 0,
 		 "protect: a write there faults READ_ONLY (va 0x%llx)", (unsigned long long)q.fault_va);
@@ -256,7 +181,7 @@ static void test_protect(struct pagoda_dev *dev)
 	ret = pagoda_vm_bind(dev, &op, 1, 0, 0, NULL);
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_fill(&cb, data.va + 100 * KIB, 4, 0x33);
-	ret = ret ?: run(dev, ctx, &cmd, &cb);
+	ret = ret ?: pt_run(dev, ctx, &cmd, &cb);
 	pt_check(!ret && p[25 * KIB] == 0x33, "protect: writable again (%d)", ret);
 	op.va = cmd.va;
 	op.size = 4 * KIB;
@@ -269,8 +194,8 @@ static void test_protect(struct pagoda_dev *dev)
 	op.size = 32 * KIB;
 	ret = pagoda_vm_bind(dev, &op, 1, 0, 0, NULL);
 	pt_check(ret == -ENOENT, "protect: a range not mapped throughout (%d)", ret);
-	buf_destroy(dev, &cmd);
-	buf_destroy(dev, &data);
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &data);
 	pagoda_ctx_destroy(dev, ctx2);
 	pagoda_ctx_destroy(dev, ctx);
 }
@@ -281,7 +206,7 @@ static void test_protect(struct pagoda_dev *dev)
  */
 static void test_fault_isolation(struct pagoda_dev *dev)
 {
-	struct buf data, cmd, cmd2;
+	struct pt_buf data, cmd, cmd2;
 	struct drm_pagoda_ctx_query q;
 	struct pagoda_cmdbuf cb;
 	uint32_t bad_ctx, good_ctx, *p;
@@ -292,11 +217,11 @@ static void test_fault_isolation(struct pagoda_dev *dev)
 	if (!ret)
 		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &good_ctx);
 	if (!ret)
-		ret = buf_create(dev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+		ret = pt_buf_create(dev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd2, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &cmd2, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!pt_check(!ret, "isolation: set up (%d)", ret))
 		return;
 	p = data.bo.map;
@@ -306,18 +231,18 @@ static void test_fault_isolation(struct pagoda_dev *dev)
 	if (child == 0) {
 		/* a second process with its own space runs 50 jobs */
 		struct pagoda_dev dev2;
-		struct buf d2, c2;
+		struct pt_buf d2, c2;
 		unsigned int i, ok = 0;
 		uint32_t ctx2;
 
 		if (pagoda_open(&dev2) || pagoda_ctx_create(&dev2, DRM_PAGODA_PRIORITY_NORMAL, &ctx2) ||
-		    buf_create(&dev2, &d2, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0) ||
-		    buf_create(&dev2, &c2, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0))
+		    pt_buf_create(&dev2, &d2, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0) ||
+		    pt_buf_create(&dev2, &c2, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0))
 			_exit(2);
 		for (i = 0; i < 50; i++) {
 			pagoda_cmdbuf_init(&cb, c2.bo.map, c2.bo.size);
 			pagoda_cmd_fill(&cb, d2.va, 64 * KIB, i);
-			if (!run(&dev2, ctx2, &c2, &cb) && ((uint32_t *)d2.bo.map)[4095] == i)
+			if (!pt_run(&dev2, ctx2, &c2, &cb) && ((uint32_t *)d2.bo.map)[4095] == i)
 				ok++;
 		}
 		_exit(ok == 50 ? 0 : 1);
@@ -327,8 +252,8 @@ static void test_fault_isolation(struct pagoda_dev *dev)
 	pagoda_cmd_fill(&cb, data.va, 4, 1);
 	pagoda_cmd_fill(&cb, 0x3ff00000, 4, 2);	/* nothing mapped there */
 	pagoda_cmd_fill(&cb, data.va + 4, 4, 3);
-	run(dev, bad_ctx, &cmd, &cb);
-	banned = ctx_banned(dev, bad_ctx, &q);
+	pt_run(dev, bad_ctx, &cmd, &cb);
+	banned = pt_ctx_banned(dev, bad_ctx, &q);
 	pt_check(banned == 1 && (q.status & DRM_PAGODA_CTX_FAULTED) &&
 		 (q.fault_code == PAGODA_FAULT_INVALID_PTE || q.fault_code == PAGODA_FAULT_ROOT_RANGE),
 		 "isolation: an unmapped access bans its context (code %u level %u)", q.fault_code,
@@ -337,16 +262,16 @@ static void test_fault_isolation(struct pagoda_dev *dev)
 
 	pagoda_cmdbuf_init(&cb, cmd2.bo.map, cmd2.bo.size);
 	pagoda_cmd_fill(&cb, data.va + 8, 4, 4);
-	ret = run(dev, good_ctx, &cmd2, &cb);
-	banned = ctx_banned(dev, good_ctx, &q);
+	ret = pt_run(dev, good_ctx, &cmd2, &cb);
+	banned = pt_ctx_banned(dev, good_ctx, &q);
 	pt_check(!ret && p[2] == 4 && banned == 0,
 		 "isolation: another context of the process still runs (%d)", ret);
 	waitpid(child, &status, 0);
 	pt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		 "isolation: the other process ran all its jobs (status 0x%x)", status);
-	buf_destroy(dev, &cmd2);
-	buf_destroy(dev, &cmd);
-	buf_destroy(dev, &data);
+	pt_buf_destroy(dev, &cmd2);
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &data);
 	pagoda_ctx_destroy(dev, good_ctx);
 	pagoda_ctx_destroy(dev, bad_ctx);
 }
@@ -354,16 +279,16 @@ static void test_fault_isolation(struct pagoda_dev *dev)
 /* A bind's out-fence and a timeline chain of jobs: each waits for the one before. */
 static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
 {
-	struct buf data, cmd[3];
+	struct pt_buf data, cmd[3];
 	struct drm_pagoda_sync in, out;
 	struct pagoda_cmdbuf cb;
 	uint32_t timeline, bind_sync, *p;
 	unsigned int i;
 	int ret;
 
-	ret = buf_create(dev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	ret = pt_buf_create(dev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	for (i = 0; i < 3 && !ret; i++)
-		ret = buf_create(dev, &cmd[i], 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &cmd[i], 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
 		ret = pagoda_syncobj_create(dev, &timeline);
 	if (!ret)
@@ -388,7 +313,7 @@ static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
 			break;
 	}
 	if (!ret)
-		ret = pagoda_syncobj_wait(dev, timeline, 3, TIMEOUT_NS);
+		ret = pagoda_syncobj_wait(dev, timeline, 3, PT_JOB_TIMEOUT_NS);
 	pt_check(!ret && p[0] == 0x600d && p[1] == 0x600d && p[2] == 0x600d,
 		 "syncobjs: three jobs chained on timeline points 1..3 (%d)", ret);
 
@@ -404,7 +329,7 @@ static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
 		if (!ret)
 			ret = pagoda_submit(dev, ctx, cmd[0].va, cb.used_bytes, &in, 1, &out, 1);
 		if (!ret)
-			ret = pagoda_syncobj_wait(dev, bind_sync, 0, TIMEOUT_NS);
+			ret = pagoda_syncobj_wait(dev, bind_sync, 0, PT_JOB_TIMEOUT_NS);
 		pt_check(!ret && p[16] == 0xb1d,
 			 "syncobjs: a job after a bind's out-fence writes through the new VA (%d)",
 			 ret);
@@ -414,8 +339,8 @@ static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
 	pagoda_syncobj_destroy(dev, bind_sync);
 	pagoda_syncobj_destroy(dev, timeline);
 	for (i = 0; i < 3; i++)
-		buf_destroy(dev, &cmd[i]);
-	buf_destroy(dev, &data);
+		pt_buf_destroy(dev, &cmd[i]);
+	pt_buf_destroy(dev, &data);
 }
 
 /* Leaf tables of this process's space (debugfs "vms"; one space open), or -1. */
@@ -434,7 +359,7 @@ static void test_large_pages(struct pagoda_dev *dev, uint32_t ctx)
 {
 	const uint64_t base = 512 * MIB, size = 4 * MIB;
 	struct drm_pagoda_ctx_query q;
-	struct buf big, small, cmd;
+	struct pt_buf big, small, cmd;
 	struct pagoda_cmdbuf cb;
 	long long before, mapped, split;
 	uint64_t va = base;
@@ -442,9 +367,9 @@ static void test_large_pages(struct pagoda_dev *dev, uint32_t ctx)
 	int ret, banned;
 
 	memset(&big, 0, sizeof(big));
-	ret = buf_create(dev, &small, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	ret = pt_buf_create(dev, &small, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
 		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx2);
 	before = leaf_tables();
@@ -469,7 +394,7 @@ static void test_large_pages(struct pagoda_dev *dev, uint32_t ctx)
 	memset(sp, 0, 64 * KIB);
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_fill(&cb, base, size, 0x1a26e);
-	ret = run(dev, ctx, &cmd, &cb);
+	ret = pt_run(dev, ctx, &cmd, &cb);
 	pt_check(!ret && p[0] == 0x1a26e && p[size / 4 - 1] == 0x1a26e && p[MIB / 4] == 0x1a26e,
 		 "large pages: a job fills them (%d)", ret);
 
@@ -485,7 +410,7 @@ static void test_large_pages(struct pagoda_dev *dev, uint32_t ctx)
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_fill(&cb, base, MIB, 0x2222);
 	pagoda_cmd_fill(&cb, base + MIB + 4 * KIB, size - MIB - 4 * KIB, 0x3333);
-	ret = run(dev, ctx, &cmd, &cb);
+	ret = pt_run(dev, ctx, &cmd, &cb);
 	pt_check(!ret && p[0] == 0x2222 && p[MIB / 4 - 1] == 0x2222 && p[MIB / 4] == 0x1a26e &&
 		 p[(MIB + 4 * KIB) / 4] == 0x3333 && p[3 * MIB / 4] == 0x1a26e &&
 		 p[(3 * MIB + 64 * KIB) / 4] == 0x3333 && p[size / 4 - 1] == 0x3333 &&
@@ -494,8 +419,8 @@ static void test_large_pages(struct pagoda_dev *dev, uint32_t ctx)
 		 ret);
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_fill(&cb, base + MIB, 4, 0x4444);
-	run(dev, ctx2, &cmd, &cb);
-	banned = ctx_banned(dev, ctx2, &q);
+	pt_run(dev, ctx2, &cmd, &cb);
+	banned = pt_ctx_banned(dev, ctx2, &q);
 	pt_check(banned == 1 && q.fault_va == base + MIB && p[MIB / 4] == 0x1a26e,
 		 "large pages: the hole faults (va 0x%llx)", (unsigned long long)q.fault_va);
 
@@ -509,8 +434,8 @@ static void test_large_pages(struct pagoda_dev *dev, uint32_t ctx)
 	pagoda_ctx_destroy(dev, ctx2);
 	pagoda_bo_unmap(&big.bo);
 	pagoda_bo_free(dev, &big.bo);
-	buf_destroy(dev, &cmd);
-	buf_destroy(dev, &small);
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &small);
 }
 
 /* Entries of this process's root (debugfs "vms"; one space open), or -1. */
@@ -526,16 +451,16 @@ static long long root_entries(void)
 static void test_root_resize(struct pagoda_dev *dev, uint32_t ctx)
 {
 	const uint64_t high = 16 * 1024 * MIB;	/* 16 GiB: root entry 8192 */
-	struct buf low, cmd, far;
+	struct pt_buf low, cmd, far;
 	struct pagoda_cmdbuf cb;
 	long long before, grown, after;
 	uint64_t va = high;
 	uint32_t *p;
 	int ret;
 
-	ret = buf_create(dev, &low, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	ret = pt_buf_create(dev, &low, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!pt_check(!ret, "root: low mappings (%d)", ret))
 		return;
 	before = root_entries();
@@ -559,7 +484,7 @@ static void test_root_resize(struct pagoda_dev *dev, uint32_t ctx)
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_fill(&cb, low.va, 4096, 0x1017);
 	pagoda_cmd_fill(&cb, high, 4096, 0xf4a5);
-	ret = run(dev, ctx, &cmd, &cb);
+	ret = pt_run(dev, ctx, &cmd, &cb);
 	pt_check(!ret && p[0] == 0x1017 && ((uint32_t *)far.bo.map)[1023] == 0xf4a5,
 		 "root: jobs write below and above the old root's reach (%d)", ret);
 	pagoda_vm_unmap(dev, high, 64 * KIB, 0);
@@ -567,14 +492,14 @@ static void test_root_resize(struct pagoda_dev *dev, uint32_t ctx)
 	after = root_entries();
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_copy(&cb, low.va, low.va + 8192, 4096);
-	ret = ret ?: run(dev, ctx, &cmd, &cb);
+	ret = ret ?: pt_run(dev, ctx, &cmd, &cb);
 	pt_check(!ret && after == 512 && p[2048] == 0x1017,
 		 "root: freeing it shrinks the root back to %lld entries, mappings intact (%d)",
 		 after, ret);
 	pagoda_bo_unmap(&far.bo);
 	pagoda_bo_free(dev, &far.bo);
-	buf_destroy(dev, &cmd);
-	buf_destroy(dev, &low);
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &low);
 }
 
 /* An fdinfo "key:\tN ns" value of this process's file, or -1. */

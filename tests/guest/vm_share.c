@@ -43,17 +43,13 @@
 #include <poll.h>
 #include <sys/wait.h>
 
-#include <linux/sync_file.h>
-#include <xf86drm.h>
-
 #include <libpagoda.h>
 
-#include "pagoda_test.h"
+#include "pagoda_vm_test.h"
 
 #define KIB		1024ull
 #define MIB		(1024 * KIB)
 #define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
-#define TIMEOUT_NS	(60ll * 1000 * 1000 * 1000)
 #define DEBUGFS_DRI	"/sys/kernel/debug/dri"
 
 /* The many-processes test. */
@@ -84,113 +80,6 @@ struct vms_state {
 
 static int vms_read(unsigned int contexts, struct vms_state *st);
 static long long debugfs_count(const char *name, const char *suffix);
-
-static uint32_t crc32_of(const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	uint32_t crc = ~0u;
-	int k;
-
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
-	}
-	return ~crc;
-}
-
-/* An allocation mapped by the CPU and into the GPU space. */
-struct buf {
-	struct pagoda_bo bo;
-	uint64_t va;
-};
-
-/* Map it at the lowest free VA at or above @min_va (0: anywhere). */
-static int buf_create_at(struct pagoda_dev *dev, struct buf *b, uint64_t size, uint32_t segments,
-			 unsigned int preferred, uint64_t min_va)
-{
-	struct pagoda_bo_desc desc = {
-		.size = size,
-		.segments = segments,
-		.preferred_segment = preferred,
-		.priority = DRM_PAGODA_PRIORITY_NORMAL,
-	};
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	ret = pagoda_bo_create(dev, &desc, &b->bo);
-	if (!ret)
-		ret = pagoda_bo_map(dev, &b->bo);
-	if (!ret)
-		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, 0, &b->va, min_va, 0, 0);
-	return ret;
-}
-
-static int buf_create(struct pagoda_dev *dev, struct buf *b, uint64_t size, unsigned int seg)
-{
-	return buf_create_at(dev, b, size, DRM_PAGODA_SEGMENT_MASK(seg), seg, 0);
-}
-
-static uint64_t va_round(uint64_t size)
-{
-	return (size + DRM_PAGODA_VA_ALIGN - 1) & ~(DRM_PAGODA_VA_ALIGN - 1);
-}
-
-/* Free the mapping's reservation (which unmaps it) and the allocation. */
-static void buf_destroy(struct pagoda_dev *dev, struct buf *b)
-{
-	if (b->va)
-		pagoda_vm_free(dev, b->va, va_round(b->bo.size));
-	pagoda_bo_unmap(&b->bo);
-	pagoda_bo_free(dev, &b->bo);
-	memset(b, 0, sizeof(*b));
-}
-
-/* The error a signalled syncobj's fence carries (0 when none), or the export's. */
-static int fence_error(struct pagoda_dev *dev, uint32_t syncobj)
-{
-	struct sync_file_info info;
-	int fd, ret;
-
-	if (drmSyncobjExportSyncFile(dev->fd, syncobj, &fd))
-		return -errno;
-	memset(&info, 0, sizeof(info));
-	ret = ioctl(fd, SYNC_IOC_FILE_INFO, &info) ? -errno : info.status < 0 ? info.status : 0;
-	close(fd);
-	return ret;
-}
-
-/*
- * Run @cb's commands (in @cmd) on @ctx and wait. Returns the submission's
- * or the wait's error, else the error the job's fence carries (-EFAULT for
- * a job that faulted), else 0.
- */
-static int run(struct pagoda_dev *dev, uint32_t ctx, struct buf *cmd, struct pagoda_cmdbuf *cb)
-{
-	struct drm_pagoda_sync out = { 0 };
-	int ret;
-
-	if (cb->error)
-		return cb->error;
-	ret = pagoda_syncobj_create(dev, &out.handle);
-	if (ret)
-		return ret;
-	ret = pagoda_submit(dev, ctx, cmd->va, cb->used_bytes, NULL, 0, &out, 1);
-	if (!ret)
-		ret = pagoda_syncobj_wait(dev, out.handle, 0, TIMEOUT_NS);
-	if (!ret)
-		ret = fence_error(dev, out.handle);
-	pagoda_syncobj_destroy(dev, out.handle);
-	return ret;
-}
-
-static int ctx_banned(struct pagoda_dev *dev, uint32_t ctx, struct drm_pagoda_ctx_query *q)
-{
-	memset(q, 0, sizeof(*q));
-	if (pagoda_ctx_query(dev, ctx, q))
-		return -1;
-	return !!(q->status & DRM_PAGODA_CTX_BANNED);
-}
 
 /* A CPU model of what FILL32, COPY and WRITE_IMM do to an allocation's bytes. */
 static void model_fill(uint8_t *m, uint64_t off, uint64_t size, uint32_t pattern)
@@ -236,7 +125,7 @@ static void fill_words(void *mem, uint64_t size, uint32_t seed)
 #define MM_HOLE		(32 * KIB)	/* the page of it unmapped, in it */
 
 /* Compare the allocation with the model; report @what. */
-static int mm_compare(const struct buf *x, const uint8_t *model, const char *what)
+static int mm_compare(const struct pt_buf *x, const uint8_t *model, const char *what)
 {
 	long long diff = first_diff(x->bo.map, model, MM_SIZE);
 
@@ -248,7 +137,7 @@ static int mm_compare(const struct buf *x, const uint8_t *model, const char *wha
 static void test_multi_map(struct pagoda_dev *dev)
 {
 	static const uint32_t imm[] = { 0x1a2b3c4d, 0x5e6f7081, 0x92a3b4c5, 0xd6e7f809 };
-	struct buf x, res, cmd;
+	struct pt_buf x, res, cmd;
 	struct pagoda_cmdbuf cb;
 	struct drm_pagoda_ctx_query q;
 	uint64_t va[3], part = 0, lo, hi;
@@ -262,11 +151,11 @@ static void test_multi_map(struct pagoda_dev *dev)
 	for (i = 0; i < 4 && !ret; i++)
 		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx[i]);
 	if (!ret)
-		ret = buf_create(dev, &x, MM_SIZE, DRM_PAGODA_SEGMENT_VRAM);
+		ret = pt_buf_create(dev, &x, MM_SIZE, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
-		ret = buf_create(dev, &res, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		ret = pt_buf_create(dev, &res, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		ret = pt_buf_create(dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	va[0] = x.va;
 	va[1] = va[2] = 0;
 	/* two more whole mappings, and one of its second 64 KiB */
@@ -310,15 +199,15 @@ static void test_multi_map(struct pagoda_dev *dev)
 	pagoda_cmd_crc32(&cb, va[1], 16 * KIB, res.va);
 	pagoda_cmd_crc32(&cb, part, MM_PART_SIZE, res.va + 4);
 	pagoda_cmd_copy(&cb, va[2] + 160 * KIB, res.va + 64, sizeof(imm));
-	ret = run(dev, ctx[0], &cmd, &cb);
+	ret = pt_run(dev, ctx[0], &cmd, &cb);
 	pt_check(!ret, "multi-map: a job writing through one VA and reading through the others ran (%d)",
 		 ret);
 	mm_compare(&x, model, "fill, immediates and copies through different VAs");
-	pt_check(r[0] == crc32_of(model, 16 * KIB) &&
-		 r[1] == crc32_of(model + MM_PART_OFF, MM_PART_SIZE) &&
+	pt_check(r[0] == pt_crc32(model, 16 * KIB) &&
+		 r[1] == pt_crc32(model + MM_PART_OFF, MM_PART_SIZE) &&
 		 !memcmp(&r[16], imm, sizeof(imm)),
 		 "multi-map: CRC32s through va[1] and the partial mapping, immediates read back through va[2] (0x%08x 0x%08x, CPU 0x%08x 0x%08x)",
-		 r[0], r[1], crc32_of(model, 16 * KIB), crc32_of(model + MM_PART_OFF, MM_PART_SIZE));
+		 r[0], r[1], pt_crc32(model, 16 * KIB), pt_crc32(model + MM_PART_OFF, MM_PART_SIZE));
 
 	/* every mapping reads the same bytes */
 	memset(r, 0, 64);
@@ -328,9 +217,9 @@ static void test_multi_map(struct pagoda_dev *dev)
 		pagoda_cmd_crc32(&cb, va[i] + MM_PART_OFF, MM_PART_SIZE, res.va + 16 + 4 * i);
 	}
 	pagoda_cmd_crc32(&cb, part, MM_PART_SIZE, res.va + 28);
-	ret = run(dev, ctx[0], &cmd, &cb);
-	pt_check(!ret && r[0] == crc32_of(model, MM_SIZE) && r[1] == r[0] && r[2] == r[0] &&
-		 r[4] == crc32_of(model + MM_PART_OFF, MM_PART_SIZE) && r[5] == r[4] &&
+	ret = pt_run(dev, ctx[0], &cmd, &cb);
+	pt_check(!ret && r[0] == pt_crc32(model, MM_SIZE) && r[1] == r[0] && r[2] == r[0] &&
+		 r[4] == pt_crc32(model + MM_PART_OFF, MM_PART_SIZE) && r[5] == r[4] &&
 		 r[6] == r[4] && r[7] == r[4],
 		 "multi-map: the three whole mappings and the partial one read the same bytes (%d: 0x%08x 0x%08x 0x%08x / 0x%08x 0x%08x 0x%08x 0x%08x)",
 		 ret, r[0], r[1], r[2], r[4], r[5], r[6], r[7]);
@@ -344,9 +233,9 @@ static void test_multi_map(struct pagoda_dev *dev)
 	pagoda_cmd_copy(&cb, va[2] + 224 * KIB, part + 48 * KIB, 4 * KIB);
 	model_copy(model, 224 * KIB, MM_PART_OFF + 48 * KIB, 4 * KIB);
 	pagoda_cmd_crc32(&cb, part, MM_PART_SIZE, res.va);
-	ret = run(dev, ctx[0], &cmd, &cb);
-	banned = ctx_banned(dev, ctx[0], &q);
-	pt_check(!ret && !banned && r[0] == crc32_of(model + MM_PART_OFF, MM_PART_SIZE),
+	ret = pt_run(dev, ctx[0], &cmd, &cb);
+	banned = pt_ctx_banned(dev, ctx[0], &q);
+	pt_check(!ret && !banned && r[0] == pt_crc32(model + MM_PART_OFF, MM_PART_SIZE),
 		 "multi-map: after it, a job through the other three mappings runs (%d, banned %d, CRC32 0x%08x)",
 		 ret, banned, r[0]);
 	mm_compare(&x, model, "after one mapping went");
@@ -355,9 +244,9 @@ static void test_multi_map(struct pagoda_dev *dev)
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_fill(&cb, va[1] + 4 * KIB, 4, 0xdead0004);
 	pagoda_cmd_fill(&cb, va[0] + 4 * KIB, 4, 0xdead0005);	/* not reached */
-	ret = run(dev, ctx[1], &cmd, &cb);
+	ret = pt_run(dev, ctx[1], &cmd, &cb);
 	expect_fault(va[1] + 4 * KIB);
-	banned = ctx_banned(dev, ctx[1], &q);
+	banned = pt_ctx_banned(dev, ctx[1], &q);
 	pt_check(ret == -EFAULT && banned == 1 && (q.status & DRM_PAGODA_CTX_FAULTED) &&
 		 q.fault_va == va[1] + 4 * KIB && q.fault_access == PAGODA_ACCESS_WRITE &&
 		 (q.fault_code == PAGODA_FAULT_INVALID_PTE || q.fault_code == PAGODA_FAULT_ROOT_RANGE),
@@ -377,9 +266,9 @@ static void test_multi_map(struct pagoda_dev *dev)
 	pagoda_cmd_fill(&cb, part + MM_HOLE - 16, 32, 0xfa170006);
 	model_fill(model, MM_PART_OFF + MM_HOLE - 16, 16, 0xfa170006);
 	pagoda_cmd_fill(&cb, va[0] + 0x104, 4, 0x5a5a0007);	/* not reached */
-	ret = run(dev, ctx[2], &cmd, &cb);
+	ret = pt_run(dev, ctx[2], &cmd, &cb);
 	expect_fault(part + MM_HOLE);
-	banned = ctx_banned(dev, ctx[2], &q);
+	banned = pt_ctx_banned(dev, ctx[2], &q);
 	pt_check(ret == -EFAULT && banned == 1 && (q.status & DRM_PAGODA_CTX_FAULTED) &&
 		 q.fault_va == part + MM_HOLE && q.fault_code == PAGODA_FAULT_INVALID_PTE &&
 		 q.fault_access == PAGODA_ACCESS_WRITE && q.fault_level == 0,
@@ -402,11 +291,11 @@ static void test_multi_map(struct pagoda_dev *dev)
 	pagoda_cmd_crc32(&cb, va[0] + MM_PART_OFF + MM_HOLE, 4 * KIB, res.va);
 	pagoda_cmd_fill(&cb, va[2] + MM_PART_OFF + MM_HOLE + 8, 8, 0x0e160008);
 	pagoda_cmd_crc32(&cb, va[0] + MM_PART_OFF + MM_HOLE - 4 * KIB, 12 * KIB, res.va + 4);
-	ret = run(dev, ctx[3], &cmd, &cb);
-	lo = crc32_of(model + MM_PART_OFF + MM_HOLE, 4 * KIB);
+	ret = pt_run(dev, ctx[3], &cmd, &cb);
+	lo = pt_crc32(model + MM_PART_OFF + MM_HOLE, 4 * KIB);
 	model_fill(model, MM_PART_OFF + MM_HOLE + 8, 8, 0x0e160008);
-	hi = crc32_of(model + MM_PART_OFF + MM_HOLE - 4 * KIB, 12 * KIB);
-	banned = ctx_banned(dev, ctx[3], &q);
+	hi = pt_crc32(model + MM_PART_OFF + MM_HOLE - 4 * KIB, 12 * KIB);
+	banned = pt_ctx_banned(dev, ctx[3], &q);
 	pt_check(!ret && !banned,
 		 "multi-map: a new context uses the pages beside the hole (%d, banned %d)", ret, banned);
 	pt_check(!memcmp((uint8_t *)r + 4 * KIB, model + MM_PART_OFF + MM_HOLE - 4 * KIB, 4 * KIB) &&
@@ -424,9 +313,9 @@ static void test_multi_map(struct pagoda_dev *dev)
 	pt_check(!ret, "multi-map: free the unmapped mapping's reservation (%d)", ret);
 	ret = pagoda_vm_free(dev, va[2], MM_SIZE);
 	pt_check(!ret, "multi-map: free the third mapping with its reservation (%d)", ret);
-	buf_destroy(dev, &cmd);
-	buf_destroy(dev, &res);
-	buf_destroy(dev, &x);
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &res);
+	pt_buf_destroy(dev, &x);
 	for (i = 0; i < 4; i++)
 		pagoda_ctx_destroy(dev, ctx[i]);
 	free(model);
@@ -452,7 +341,7 @@ static int prime_child(int buf_fd, int to_parent, int from_parent)
 	struct prime_msg msg = { 0 };
 	struct pagoda_dev dev;
 	struct pagoda_bo bo = { 0 };
-	struct buf src, res, cmd, pad;
+	struct pt_buf src, res, cmd, pad;
 	struct pagoda_cmdbuf cb;
 	uint32_t ctx, expect;
 	uint8_t *model;
@@ -474,13 +363,13 @@ static int prime_child(int buf_fd, int to_parent, int from_parent)
 	}
 	/* a mapping of its own first, so that the import lands elsewhere than in the parent */
 	if (!msg.err)
-		msg.err = buf_create(&dev, &pad, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		msg.err = pt_buf_create(&dev, &pad, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!msg.err)
-		msg.err = buf_create(&dev, &src, PR_SIZE, DRM_PAGODA_SEGMENT_SYSTEM);
+		msg.err = pt_buf_create(&dev, &src, PR_SIZE, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!msg.err)
-		msg.err = buf_create(&dev, &res, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		msg.err = pt_buf_create(&dev, &res, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!msg.err)
-		msg.err = buf_create(&dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		msg.err = pt_buf_create(&dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!msg.err) {
 		struct drm_pagoda_gem_info info;
 
@@ -508,8 +397,8 @@ static int prime_child(int buf_fd, int to_parent, int from_parent)
 		memcpy(model + 1000, imm, sizeof(imm));
 		pagoda_cmd_crc32(&cb, msg.va, PR_SIZE, res.va);
 		msg.status = 6;
-		msg.err = run(&dev, ctx, &cmd, &cb);
-		msg.crc_cpu = crc32_of(model, PR_SIZE);
+		msg.err = pt_run(&dev, ctx, &cmd, &cb);
+		msg.crc_cpu = pt_crc32(model, PR_SIZE);
 		msg.crc_gpu = *(uint32_t *)res.bo.map;
 	}
 	if (!msg.err)
@@ -522,17 +411,17 @@ static int prime_child(int buf_fd, int to_parent, int from_parent)
 		return 4;
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_crc32(&cb, msg.va, PR_SIZE, res.va + 4);
-	ret = run(&dev, ctx, &cmd, &cb);
+	ret = pt_run(&dev, ctx, &cmd, &cb);
 	if (ret)
 		return 5;
 	if (((uint32_t *)res.bo.map)[1] != expect)
 		return 6;
 	pagoda_vm_free(&dev, msg.va, PR_SIZE);
 	pagoda_bo_free(&dev, &bo);
-	buf_destroy(&dev, &cmd);
-	buf_destroy(&dev, &res);
-	buf_destroy(&dev, &src);
-	buf_destroy(&dev, &pad);
+	pt_buf_destroy(&dev, &cmd);
+	pt_buf_destroy(&dev, &res);
+	pt_buf_destroy(&dev, &src);
+	pt_buf_destroy(&dev, &pad);
 	pagoda_ctx_destroy(&dev, ctx);
 	pagoda_close(&dev);
 	free(model);
@@ -541,7 +430,7 @@ static int prime_child(int buf_fd, int to_parent, int from_parent)
 
 static void test_prime(struct pagoda_dev *dev)
 {
-	struct buf shared, res, cmd;
+	struct pt_buf shared, res, cmd;
 	struct pagoda_cmdbuf cb;
 	struct prime_msg msg;
 	int up[2], down[2], buf_fd = -1, ret, status;
@@ -555,12 +444,12 @@ static void test_prime(struct pagoda_dev *dev)
 		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
 	/* above 8 MiB: the child maps it low, at another VA */
 	if (!ret)
-		ret = buf_create_at(dev, &shared, PR_SIZE, SEG(SYSTEM) | SEG(VRAM),
-				    DRM_PAGODA_SEGMENT_VRAM, 8 * MIB);
+		ret = pt_buf_create_at(dev, &shared, PR_SIZE, SEG(SYSTEM) | SEG(VRAM),
+				       DRM_PAGODA_SEGMENT_VRAM, 0, 8 * MIB);
 	if (!ret)
-		ret = buf_create(dev, &res, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		ret = pt_buf_create(dev, &res, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
-		ret = buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		ret = pt_buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret && (pipe(up) || pipe(down)))
 		ret = -errno;
 	if (!pt_check(!ret, "prime: set up (%d)", ret))
@@ -600,10 +489,10 @@ static void test_prime(struct pagoda_dev *dev)
 		r[0] = 0;
 		pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 		pagoda_cmd_crc32(&cb, shared.va, PR_SIZE, res.va);
-		ret = run(dev, ctx, &cmd, &cb);
-		pt_check(!ret && r[0] == msg.crc_cpu && crc32_of(shared.bo.map, PR_SIZE) == r[0],
+		ret = pt_run(dev, ctx, &cmd, &cb);
+		pt_check(!ret && r[0] == msg.crc_cpu && pt_crc32(shared.bo.map, PR_SIZE) == r[0],
 			 "prime: our job reads the child's bytes (%d: CRC32 0x%08x, child's 0x%08x, our CPU mapping 0x%08x)",
-			 ret, r[0], msg.crc_cpu, crc32_of(shared.bo.map, PR_SIZE));
+			 ret, r[0], msg.crc_cpu, pt_crc32(shared.bo.map, PR_SIZE));
 
 		/* our job writes it, the child's reads it */
 		memcpy(model, shared.bo.map, PR_SIZE);
@@ -612,8 +501,8 @@ static void test_prime(struct pagoda_dev *dev)
 		model_fill(model, 4 * KIB, 100 * KIB, 0xa0a0a0a1);
 		pagoda_cmd_copy(&cb, shared.va + 128 * KIB, shared.va + 200 * KIB, 50 * KIB);
 		model_copy(model, 128 * KIB, 200 * KIB, 50 * KIB);
-		ret = run(dev, ctx, &cmd, &cb);
-		crc = crc32_of(model, PR_SIZE);
+		ret = pt_run(dev, ctx, &cmd, &cb);
+		crc = pt_crc32(model, PR_SIZE);
 		pt_check(!ret && first_diff(shared.bo.map, model, PR_SIZE) < 0,
 			 "prime: our job wrote it through our VA (%d)", ret);
 		if (write(down[1], &crc, sizeof(crc)) != sizeof(crc))
@@ -626,9 +515,9 @@ static void test_prime(struct pagoda_dev *dev)
 		 "prime: the child's job read our bytes through its VA (exit status %d)",
 		 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 	close(up[0]);
-	buf_destroy(dev, &cmd);
-	buf_destroy(dev, &res);
-	buf_destroy(dev, &shared);
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &res);
+	pt_buf_destroy(dev, &shared);
 	pagoda_ctx_destroy(dev, ctx);
 	free(model);
 }
@@ -640,20 +529,20 @@ static void test_prime(struct pagoda_dev *dev)
 #define ISO_BOS		3
 
 struct iso_parent {
-	struct buf bos[ISO_BOS];	/* 64, 128, 192 KiB; the last holds the data */
-	struct buf cmd;
+	struct pt_buf bos[ISO_BOS];	/* 64, 128, 192 KiB; the last holds the data */
+	struct pt_buf cmd;
 	uint64_t mmap_offset;		/* of the data allocation */
 };
 
 /* The child: its own node; our handles, offsets and VAs name nothing of ours there. */
 static int iso_child(const struct iso_parent *a)
 {
-	const struct buf *data = &a->bos[ISO_BOS - 1];
+	const struct pt_buf *data = &a->bos[ISO_BOS - 1];
 	struct pagoda_dev dev;
 	struct drm_pagoda_gem_info info;
 	struct drm_pagoda_ctx_query q;
 	struct pagoda_cmdbuf cb;
-	struct buf own, cmd;
+	struct pt_buf own, cmd;
 	uint32_t ctx, ctx2;
 	unsigned int i;
 	void *map;
@@ -667,9 +556,9 @@ static int iso_child(const struct iso_parent *a)
 		ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx2);
 	/* allocations of sizes none of ours has: their handles are some of our numbers */
 	if (!ret)
-		ret = buf_create(&dev, &own, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM);
+		ret = pt_buf_create(&dev, &own, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
-		ret = buf_create(&dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		ret = pt_buf_create(&dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!pt_check(!ret, "isolation child: set up its own file (%d)", ret))
 		return 1;
 	pt_check(own.va + own.bo.size <= ISO_MIN_VA && cmd.va + cmd.bo.size <= ISO_MIN_VA,
@@ -679,7 +568,7 @@ static int iso_child(const struct iso_parent *a)
 	/* our handle numbers: unknown there, or one of its own allocations */
 	for (i = 0; i < ISO_BOS; i++) {
 		uint32_t handle = a->bos[i].bo.handle;
-		const struct buf *mine = handle == own.bo.handle ? &own :
+		const struct pt_buf *mine = handle == own.bo.handle ? &own :
 					 handle == cmd.bo.handle ? &cmd : NULL;
 		uint64_t va = 0;
 
@@ -722,8 +611,8 @@ static int iso_child(const struct iso_parent *a)
 	pagoda_cmd_fill(&cb, data->va + 64, 64, 0xbadbad01);
 	pagoda_cmd_copy(&cb, data->va, own.va + 64, 64);
 	pagoda_cmd_fill(&cb, own.va + 4, 4, 0x0b0b0002);	/* not reached */
-	ret = run(&dev, ctx, &cmd, &cb);
-	banned = ctx_banned(&dev, ctx, &q);
+	ret = pt_run(&dev, ctx, &cmd, &cb);
+	banned = pt_ctx_banned(&dev, ctx, &q);
 	pt_check(ret == -EFAULT && banned == 1 && (q.status & DRM_PAGODA_CTX_FAULTED) &&
 		 q.fault_va == data->va + 64 && q.fault_access == PAGODA_ACCESS_WRITE &&
 		 (q.fault_code == PAGODA_FAULT_INVALID_PTE || q.fault_code == PAGODA_FAULT_ROOT_RANGE),
@@ -735,14 +624,14 @@ static int iso_child(const struct iso_parent *a)
 	/* reading there faults too, in another context */
 	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
 	pagoda_cmd_crc32(&cb, data->va, data->bo.size, own.va + 8);
-	ret = run(&dev, ctx2, &cmd, &cb);
-	banned = ctx_banned(&dev, ctx2, &q);
+	ret = pt_run(&dev, ctx2, &cmd, &cb);
+	banned = pt_ctx_banned(&dev, ctx2, &q);
 	pt_check(ret == -EFAULT && banned == 1 && q.fault_va == data->va &&
 		 q.fault_access == PAGODA_ACCESS_READ && ((uint32_t *)own.bo.map)[2] == 0,
 		 "isolation child: its job reading at the parent's VA faults too (%d, status 0x%x code %u va 0x%llx access %u)",
 		 ret, q.status, q.fault_code, (unsigned long long)q.fault_va, q.fault_access);
-	buf_destroy(&dev, &cmd);
-	buf_destroy(&dev, &own);
+	pt_buf_destroy(&dev, &cmd);
+	pt_buf_destroy(&dev, &own);
 	pagoda_ctx_destroy(&dev, ctx2);
 	pagoda_ctx_destroy(&dev, ctx);
 	pagoda_close(&dev);
@@ -753,7 +642,7 @@ static void test_isolation(struct pagoda_dev *main_dev)
 {
 	static const uint64_t sizes[ISO_BOS] = { 64 * KIB, 128 * KIB, 192 * KIB };
 	struct iso_parent a;
-	struct buf *data = &a.bos[ISO_BOS - 1], res;
+	struct pt_buf *data = &a.bos[ISO_BOS - 1], res;
 	struct drm_pagoda_gem_info info;
 	struct drm_pagoda_ctx_query q;
 	struct pagoda_cmdbuf cb;
@@ -768,14 +657,14 @@ static void test_isolation(struct pagoda_dev *main_dev)
 	if (!ret)
 		ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
 	for (i = 0; i < ISO_BOS && !ret; i++)
-		ret = buf_create_at(&dev, &a.bos[i], sizes[i], SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM,
-				    ISO_MIN_VA);
+		ret = pt_buf_create_at(&dev, &a.bos[i], sizes[i], SEG(VRAM),
+				       DRM_PAGODA_SEGMENT_VRAM, 0, ISO_MIN_VA);
 	if (!ret)
-		ret = buf_create_at(&dev, &a.cmd, 4 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM,
-				    ISO_MIN_VA);
+		ret = pt_buf_create_at(&dev, &a.cmd, 4 * KIB, SEG(SYSTEM),
+				       DRM_PAGODA_SEGMENT_SYSTEM, 0, ISO_MIN_VA);
 	if (!ret)
-		ret = buf_create_at(&dev, &res, 4 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM,
-				    ISO_MIN_VA);
+		ret = pt_buf_create_at(&dev, &res, 4 * KIB, SEG(SYSTEM),
+				       DRM_PAGODA_SEGMENT_SYSTEM, 0, ISO_MIN_VA);
 	if (!ret)
 		ret = pagoda_bo_info(&dev, data->bo.handle, &info);
 	if (!pt_check(!ret, "isolation: set up (%d)", ret))
@@ -785,7 +674,7 @@ static void test_isolation(struct pagoda_dev *main_dev)
 	       a.bos[0].bo.handle, a.bos[1].bo.handle, a.bos[2].bo.handle,
 	       (unsigned long long)data->va, (unsigned long long)a.cmd.va);
 	fill_words(data->bo.map, data->bo.size, 0x150a0001);
-	crc = crc32_of(data->bo.map, data->bo.size);
+	crc = pt_crc32(data->bo.map, data->bo.size);
 	r = res.bo.map;
 
 	fflush(stdout);
@@ -802,7 +691,7 @@ static void test_isolation(struct pagoda_dev *main_dev)
 		pagoda_cmdbuf_init(&cb, a.cmd.bo.map, a.cmd.bo.size);
 		pagoda_cmd_crc32(&cb, data->va, data->bo.size, res.va);
 		pagoda_cmd_fill(&cb, a.bos[i % 2].va, a.bos[i % 2].bo.size, 0x150b0000 + i);
-		ret = run(&dev, ctx, &a.cmd, &cb);
+		ret = pt_run(&dev, ctx, &a.cmd, &cb);
 		jobs++;
 		jobs_ok += !ret && r[0] == crc &&
 			   ((uint32_t *)a.bos[i % 2].bo.map)[a.bos[i % 2].bo.size / 4 - 1] ==
@@ -819,10 +708,10 @@ static void test_isolation(struct pagoda_dev *main_dev)
 		 jobs_ok);
 
 	/* after its faults: our data unchanged, our context fine, our jobs run */
-	pt_check(crc32_of(data->bo.map, data->bo.size) == crc,
+	pt_check(pt_crc32(data->bo.map, data->bo.size) == crc,
 		 "isolation: our data is unchanged (CPU CRC32 0x%08x, before 0x%08x)",
-		 crc32_of(data->bo.map, data->bo.size), crc);
-	banned = ctx_banned(&dev, ctx, &q);
+		 pt_crc32(data->bo.map, data->bo.size), crc);
+	banned = pt_ctx_banned(&dev, ctx, &q);
 	pt_check(banned == 0 && q.status == 0, "isolation: our context is not banned (status 0x%x)",
 		 q.status);
 	r[0] = r[1] = 0;
@@ -830,7 +719,7 @@ static void test_isolation(struct pagoda_dev *main_dev)
 	pagoda_cmd_crc32(&cb, data->va, data->bo.size, res.va);
 	pagoda_cmd_fill(&cb, data->va + 64, 64, 0x150c0001);
 	pagoda_cmd_crc32(&cb, data->va, data->bo.size, res.va + 4);
-	ret = run(&dev, ctx, &a.cmd, &cb);
+	ret = pt_run(&dev, ctx, &a.cmd, &cb);
 	{
 		uint8_t *m = malloc(data->bo.size);
 		uint32_t crc2 = 0;
@@ -838,7 +727,7 @@ static void test_isolation(struct pagoda_dev *main_dev)
 		if (m) {
 			fill_words(m, data->bo.size, 0x150a0001);
 			model_fill(m, 64, 64, 0x150c0001);
-			crc2 = crc32_of(m, data->bo.size);
+			crc2 = pt_crc32(m, data->bo.size);
 			pt_check(first_diff(m, data->bo.map, data->bo.size) < 0,
 				 "isolation: our later job writes our data as asked");
 			free(m);
@@ -847,10 +736,10 @@ static void test_isolation(struct pagoda_dev *main_dev)
 			 "isolation: our later job runs and reads our data (%d: 0x%08x 0x%08x, CPU 0x%08x 0x%08x)",
 			 ret, r[0], r[1], crc, crc2);
 	}
-	buf_destroy(&dev, &res);
-	buf_destroy(&dev, &a.cmd);
+	pt_buf_destroy(&dev, &res);
+	pt_buf_destroy(&dev, &a.cmd);
 	for (i = 0; i < ISO_BOS; i++)
-		buf_destroy(&dev, &a.bos[i]);
+		pt_buf_destroy(&dev, &a.bos[i]);
 	pagoda_ctx_destroy(&dev, ctx);
 	pagoda_close(&dev);
 }
@@ -887,7 +776,7 @@ static void barrier_wait(int fd)
 		;
 }
 
-static int proc_job(struct pagoda_dev *dev, uint32_t ctx, struct buf *data, struct buf *cmd,
+static int proc_job(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *data, struct pt_buf *cmd,
 		    unsigned int id, unsigned int job, struct proc_result *res)
 {
 	uint32_t pattern = (id << 16) | job, tag[2] = { id, job }, *p = data->bo.map, i, bad = 0;
@@ -899,7 +788,7 @@ static int proc_job(struct pagoda_dev *dev, uint32_t ctx, struct buf *data, stru
 	pagoda_cmd_write_imm(&cb, data->va + NPROC_SIZE - 8, tag, 2);
 	if (!res->t_first)
 		res->t_first = now_us();
-	ret = run(dev, ctx, cmd, &cb);
+	ret = pt_run(dev, ctx, cmd, &cb);
 	res->t_last = now_us();
 	for (i = 0; i < NPROC_SIZE / 4 - 2; i++)
 		bad += p[i] != pattern;
@@ -917,7 +806,7 @@ static int proc_job(struct pagoda_dev *dev, uint32_t ctx, struct buf *data, stru
 static int proc_child(unsigned int id, int ready, int go1, int go2, struct proc_result *res)
 {
 	struct pagoda_dev dev;
-	struct buf data, cmd;
+	struct pt_buf data, cmd;
 	uint32_t ctx;
 	unsigned int job;
 	int ok;
@@ -929,10 +818,10 @@ static int proc_child(unsigned int id, int ready, int go1, int go2, struct proc_
 		res->err = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
 	}
 	if (!res->err)
-		res->err = buf_create_at(&dev, &data, NPROC_SIZE, SEG(SYSTEM) | SEG(VRAM),
-					 DRM_PAGODA_SEGMENT_VRAM, 0);
+		res->err = pt_buf_create_at(&dev, &data, NPROC_SIZE, SEG(SYSTEM) | SEG(VRAM),
+					    DRM_PAGODA_SEGMENT_VRAM, 0, 0);
 	if (!res->err)
-		res->err = buf_create(&dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM);
+		res->err = pt_buf_create(&dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!res->err)
 		memset(data.bo.map, 0, NPROC_SIZE);
 	ok = !res->err;
@@ -954,8 +843,8 @@ static int proc_child(unsigned int id, int ready, int go1, int go2, struct proc_
 	if (!ok)
 		return 1;
 	res->step = PS_DONE;
-	buf_destroy(&dev, &cmd);
-	buf_destroy(&dev, &data);
+	pt_buf_destroy(&dev, &cmd);
+	pt_buf_destroy(&dev, &data);
 	pagoda_ctx_destroy(&dev, ctx);
 	pagoda_close(&dev);
 	return 0;
