@@ -206,6 +206,7 @@ struct pagoda_fault_entry {
  *	vectors) and protects @fault_log and @fault_count
  * @fault_log: the last PAGODA_FAULT_LOG fault records, for debugfs
  * @fault_count: records seen since probe
+ * @faults_lost: PAGODA_REG_FAULT_LOST when last read (reset by a reset)
  * @vm_list_lock: protects @vm_list; taken before an address space's lock
  * @vm_list: every address space (struct pagoda_vm), for debugfs
  *
@@ -244,6 +245,7 @@ struct pagoda_device {
 	spinlock_t fault_lock; /* see @fault_lock above */
 	struct pagoda_fault_entry fault_log[PAGODA_FAULT_LOG];
 	u64 fault_count;
+	u32 faults_lost;
 	struct mutex vm_list_lock; /* protects @vm_list */
 	struct list_head vm_list;
 };

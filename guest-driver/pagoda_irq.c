@@ -104,6 +104,7 @@ static void pagoda_fault_drain(struct pagoda_device *pgdev)
 {
 	unsigned int budget = 2 * PAGODA_FAULT_QUEUE_DEPTH;
 	unsigned long flags;
+	u32 lost;
 
 	spin_lock_irqsave(&pgdev->fault_lock, flags);
 	/*
@@ -117,6 +118,15 @@ static void pagoda_fault_drain(struct pagoda_device *pgdev)
 			break;
 		}
 		pagoda_fault_handle_one(pgdev);
+	}
+	lost = pagoda_read(pgdev, PAGODA_REG_FAULT_LOST);
+	if (lost != pgdev->faults_lost) {
+		drm_err_ratelimited(&pgdev->drm, "%u fault records lost\n",
+				    lost - pgdev->faults_lost);
+		pgdev->faults_lost = lost;
+		/* the kernel context too: its jobs run again, the lost one failed */
+		pagoda_engine_fault(&pgdev->engine[PAGODA_ENGINE_PAGING], PAGODA_KERNEL_CONTEXT);
+		pagoda_sched_faults_lost(pgdev);
 	}
 	spin_unlock_irqrestore(&pgdev->fault_lock, flags);
 }

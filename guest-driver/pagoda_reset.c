@@ -76,6 +76,8 @@ static void pagoda_reset_done(struct pci_dev *pdev)
 	/* the device forgot the host aperture's mappings and the contexts' roots */
 	pagoda_host_aperture_reset(pgdev);
 	pagoda_slots_reset(pgdev);
+	/* the reset emptied the fault queue and cleared FAULT_LOST */
+	pgdev->faults_lost = 0;
 	if (!pagoda_reset_restore(pgdev))
 		drm_info(&pgdev->drm, "device restored after PCI function reset\n");
 	drm_sched_wqueue_start(&pgdev->render_sched);

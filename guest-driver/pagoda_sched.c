@@ -393,6 +393,32 @@ static void pagoda_ban_faulting_ctx(struct pagoda_device *pgdev, u64 fence,
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
 }
 
+static void pagoda_slot_faulted(struct pagoda_device *pgdev, u32 context);
+
+/**
+ * pagoda_sched_faults_lost - the fault queue dropped records
+ * @pgdev: the device, its fault queue drained under &pagoda_device.fault_lock
+ *
+ * A dropped record still halted its context: every halted user slot not
+ * known to be draining is handled as faulted, without a record (no context
+ * is banned: the jobs the slot skips fail with -EFAULT).
+ */
+void pagoda_sched_faults_lost(struct pagoda_device *pgdev)
+{
+	u32 slot;
+
+	for (slot = 1; slot < PAGODA_NUM_CONTEXTS; slot++) {
+		unsigned long flags;
+		bool draining;
+
+		spin_lock_irqsave(&pgdev->slot_lock, flags);
+		draining = pgdev->slots[slot].draining;
+		spin_unlock_irqrestore(&pgdev->slot_lock, flags);
+		if (!draining && pagoda_slot_halted(pgdev, slot))
+			pagoda_slot_faulted(pgdev, slot);
+	}
+}
+
 /**
  * pagoda_sched_fault - a fault record of a user context
  * @pgdev: the device
@@ -407,11 +433,20 @@ static void pagoda_ban_faulting_ctx(struct pagoda_device *pgdev, u64 fence,
 void pagoda_sched_fault(struct pagoda_device *pgdev, u32 context, u64 fence,
 			const struct pagoda_fault *fault)
 {
+	if (fault->engine == PAGODA_ENGINE_RENDER)
+		pagoda_ban_faulting_ctx(pgdev, fence, fault);
+	pagoda_slot_faulted(pgdev, context);
+}
+
+/*
+ * Slot @context is halted by a fault: it leaves its space (whose next job
+ * gets another slot) and is resumed once the jobs in it retired.
+ */
+static void pagoda_slot_faulted(struct pagoda_device *pgdev, u32 context)
+{
 	struct pagoda_slot *s = &pgdev->slots[context];
 	unsigned long flags;
 
-	if (fault->engine == PAGODA_ENGINE_RENDER)
-		pagoda_ban_faulting_ctx(pgdev, fence, fault);
 	spin_lock_irqsave(&pgdev->slot_lock, flags);
 	if (s->vm) {
 		s->vm->slot = 0;

@@ -284,6 +284,7 @@ void pagoda_slot_release_vm(struct pagoda_device *pgdev, struct pagoda_vm *vm);
 void pagoda_slots_reset(struct pagoda_device *pgdev);
 void pagoda_sched_fault(struct pagoda_device *pgdev, u32 context, u64 fence,
 			const struct pagoda_fault *fault);
+void pagoda_sched_faults_lost(struct pagoda_device *pgdev);
 int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_ctx_destroy(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *file);
