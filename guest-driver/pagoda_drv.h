@@ -40,6 +40,21 @@ struct pci_error_handlers;
 
 /**
  * struct pagoda_params - device description read once at probe
+ * @chip_id: PAGODA_REG_ID
+ * @revision: PAGODA_REG_REVISION
+ * @caps: PAGODA_REG_CAPS
+ * @vram_size: bytes of segment 1
+ * @num_segments: PAGODA_REG_NUM_SEGMENTS
+ * @num_engines: PAGODA_REG_NUM_ENGINES
+ * @num_contexts: PAGODA_REG_NUM_CONTEXTS
+ * @pci_vendor: PCI vendor ID
+ * @pci_device: PCI device ID
+ * @host_aperture_pages: pages of the CPU host aperture (BAR4)
+ * @host_aperture_page_size: bytes of one
+ * @host_aperture_size: their product
+ * @mmu_levels: PAGODA_REG_MMU_LEVELS
+ * @mmu_caps: PAGODA_REG_MMU_CAPS
+ * @va_bits: PAGODA_REG_MMU_VA_BITS
  * @pt_segments: DRM_PAGODA_SEGMENT_MASK()s where tables of every level
  *	may live (PAGODA_MMU_LEVEL_SEGMENTS), among those allocations use
  *
