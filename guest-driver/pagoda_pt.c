@@ -1041,6 +1041,20 @@ void pagoda_pt_chunk_moved(struct pagoda_pt_chunk *chunk)
 	chunk->vm->pt_moved = true;
 }
 
+/**
+ * pagoda_pt_chunk_swapped - TTM swaps a chunk's pages out
+ * @chunk: the chunk, its allocation reserved
+ *
+ * Called from TTM's swap_notify: the pages come back as other pages when
+ * the chunk is next placed (pagoda_pt_restore()), which reads the tables'
+ * addresses again.
+ */
+void pagoda_pt_chunk_swapped(struct pagoda_pt_chunk *chunk)
+{
+	chunk->swapped = true;
+	chunk->vm->pt_moved = true;
+}
+
 /* Point the entries naming moved tables below @pt at their new place. */
 static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
 			    struct pagoda_pt *pt)
@@ -1074,8 +1088,10 @@ static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
  * pagoda_pt_restore - tables back in place before they are used
  * @vm: the space, its lock and reservation held
  *
- * Chunks evicted since the last job come back to their preferred segment
- * when there is room; the entries naming tables that moved are rewritten,
+ * Only when a chunk moved or was swapped out since the last restore: the
+ * chunks come back to their preferred segment when there is room (a
+ * swapped one gets its tables' addresses read again); the entries naming
+ * tables that moved are rewritten,
  * then every context's translations flushed (the device's page-walk cache
  * keeps leaf tables' addresses), and a moved root is set again in the
  * space's next device context.
@@ -1090,29 +1106,22 @@ int pagoda_pt_restore(struct pagoda_vm *vm)
 	struct dma_fence *fence;
 	int ret;
 
+	/* nothing moved or was swapped since the last time: the common case */
+	if (!vm->pt_moved)
+		return 0;
 	list_for_each_entry(chunk, &vm->pt_chunks, link) {
-		unsigned int i;
-
 		ret = pagoda_bo_place(chunk->bo, &ctx);
 		if (ret && ret != -ENOSPC && ret != -ENOMEM)
 			return ret;
-		/* swapped-out pages come back elsewhere without a move */
-		for (i = 0; i < chunk->count; i++) {
-			struct pagoda_pt *pt = chunk->tables[i];
-			u64 addr;
-
-			if (!pt)
-				continue;
-			addr = pagoda_bo_page_paddr(chunk->bo, (u64)i * PAGODA_PT_SIZE);
-			if (addr != pt->addr) {
-				pt->addr = addr;
-				pt->moved = true;
-				vm->pt_moved = true;
-			}
-		}
+		/* swapped-out pages came back elsewhere, without a move */
+		if (chunk->swapped)
+			pagoda_pt_chunk_moved(chunk);
+		chunk->swapped = false;
 	}
-	if (!vm->pt_moved || !vm->root)
+	if (!vm->root) {
+		vm->pt_moved = false;
 		return 0;
+	}
 	if (vm->root->moved)
 		pagoda_slot_release_vm(vm->pgdev, vm);
 	vm->root->moved = false;

@@ -60,6 +60,8 @@
 
 /* fewer jobs in flight than user slots: a slot is always free */
 static_assert(PAGODA_NUM_CONTEXTS - 1 > PAGODA_RENDER_JOBS);
+/* pagoda_slot_get() keeps the slots it skips in a u64 */
+static_assert(PAGODA_NUM_CONTEXTS <= 64);
 /* two ring entries per job, and one entry always free */
 static_assert(PAGODA_RING_ENTRIES > 2 * PAGODA_RENDER_JOBS);
 
@@ -112,39 +114,51 @@ static bool pagoda_slot_halted(struct pagoda_device *pgdev, u32 slot)
 	return status & PAGODA_CTX_STATUS_HALTED;
 }
 
+/* The free slot, or the least recently used idle one, not in @skip; 0 for none. */
+static u32 pagoda_slot_pick(struct pagoda_device *pgdev, u64 skip)
+{
+	u32 slot, best = 0;
+
+	for (slot = 1; slot < pgdev->params.num_contexts; slot++) {
+		struct pagoda_slot *s = &pgdev->slots[slot];
+
+		if (s->active || s->draining || (skip & BIT_ULL(slot)))
+			continue;
+		if (!s->vm)
+			return slot;
+		if (!best || time_before(s->last_use, pgdev->slots[best].last_use))
+			best = slot;
+	}
+	return best;
+}
+
 /*
  * A slot for one more job of @vm: see the DOC block. Return: the slot, or
  * 0 when none is free.
  */
 static u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 {
-	u32 slot, best = 0;
 	unsigned long flags;
+	u64 skip = 0;
+	u32 slot;
 
 	spin_lock_irqsave(&pgdev->slot_lock, flags);
 	slot = vm->slot;
-	if (!slot) {
-		for (slot = 1; slot < pgdev->params.num_contexts; slot++) {
-			struct pagoda_slot *s = &pgdev->slots[slot];
-
-			/* halted by a fault not yet handled: its handler frees it */
-			if (s->active || s->draining || pagoda_slot_halted(pgdev, slot))
-				continue;
-			if (!s->vm) {
-				best = slot;
-				break;
-			}
-			if (!best || time_before(s->last_use, pgdev->slots[best].last_use))
-				best = slot;
+	while (!slot) {
+		slot = pagoda_slot_pick(pgdev, skip);
+		if (!slot)
+			break;
+		/* halted by a fault not yet handled: its handler frees it */
+		if (pagoda_slot_halted(pgdev, slot)) {
+			skip |= BIT_ULL(slot);
+			slot = 0;
+			continue;
 		}
-		slot = best;
-		if (slot) {
-			if (pgdev->slots[slot].vm)
-				pgdev->slots[slot].vm->slot = 0;
-			pgdev->slots[slot].vm = vm;
-			vm->slot = slot;
-			pagoda_slot_set_root(pgdev, slot, vm);
-		}
+		if (pgdev->slots[slot].vm)
+			pgdev->slots[slot].vm->slot = 0;
+		pgdev->slots[slot].vm = vm;
+		vm->slot = slot;
+		pagoda_slot_set_root(pgdev, slot, vm);
 	}
 	if (slot) {
 		pgdev->slots[slot].active++;

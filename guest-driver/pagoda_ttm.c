@@ -622,10 +622,17 @@ static unsigned long pagoda_io_mem_pfn(struct ttm_buffer_object *bo, unsigned lo
 	return (pgdev->vram->start + offset) >> PAGE_SHIFT;
 }
 
-/* TTM swaps an allocation's system pages out: its mappings name them. */
+/*
+ * TTM swaps an allocation's system pages out: its mappings name them, or,
+ * for page tables, their parents' entries do.
+ */
 static void pagoda_swap_notify(struct ttm_buffer_object *bo)
 {
-	if (pagoda_ttm_bo_is_pagoda(bo))
+	if (!pagoda_ttm_bo_is_pagoda(bo))
+		return;
+	if (to_pagoda_bo(bo)->pt_chunk)
+		pagoda_pt_chunk_swapped(to_pagoda_bo(bo)->pt_chunk);
+	else
 		pagoda_vm_bo_moved(to_pagoda_bo(bo));
 }
 

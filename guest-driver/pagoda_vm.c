@@ -523,6 +523,27 @@ int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec, struct dr
 	       drm_sched_job_add_dependency(job, dma_fence_get(vm->last_update)) : 0;
 }
 
+/*
+ * Walk the mappings of [va, va + size): -ENOENT when a page of it is not
+ * mapped; with @exec, -EACCES when one is mapped no-execute or to zero
+ * pages; else 0.
+ */
+static int pagoda_vm_check_range(struct pagoda_vm *vm, u64 va, u64 size, bool exec)
+{
+	u64 covered = va, end = va + size;
+	struct drm_gpuva *gpuva;
+
+	drm_gpuvm_for_each_va_range(gpuva, &vm->gpuvm, va, end) {
+		if (gpuva->va.addr > covered)
+			return -ENOENT;
+		if (exec && (!gpuva->gem.obj ||
+			     to_pagoda_vma(gpuva)->pte_flags & PAGODA_PTE_NO_EXECUTE))
+			return -EACCES;
+		covered = gpuva->va.addr + gpuva->va.range;
+	}
+	return covered >= end ? 0 : -ENOENT;
+}
+
 /**
  * pagoda_vm_check_exec - whether a command buffer is mapped executable
  * @vm: the space, its lock held
@@ -534,17 +555,7 @@ int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec, struct dr
  */
 int pagoda_vm_check_exec(struct pagoda_vm *vm, u64 va, u64 size)
 {
-	u64 covered = va, end = va + size;
-	struct drm_gpuva *gpuva;
-
-	drm_gpuvm_for_each_va_range(gpuva, &vm->gpuvm, va, end) {
-		if (gpuva->va.addr > covered)
-			return -ENOENT;
-		if (!gpuva->gem.obj || to_pagoda_vma(gpuva)->pte_flags & PAGODA_PTE_NO_EXECUTE)
-			return -EACCES;
-		covered = gpuva->va.addr + gpuva->va.range;
-	}
-	return covered >= end ? 0 : -ENOENT;
+	return pagoda_vm_check_range(vm, va, size, true);
 }
 
 /* End of the highest reservation (0 without any). */
@@ -680,15 +691,7 @@ static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 /* Whether [va, va + size) is mapped throughout. */
 static bool pagoda_vm_range_mapped(struct pagoda_vm *vm, u64 va, u64 size)
 {
-	u64 covered = va, end = va + size;
-	struct drm_gpuva *gpuva;
-
-	drm_gpuvm_for_each_va_range(gpuva, &vm->gpuvm, va, end) {
-		if (gpuva->va.addr > covered)
-			return false;
-		covered = gpuva->va.addr + gpuva->va.range;
-	}
-	return covered >= end;
+	return !pagoda_vm_check_range(vm, va, size, false);
 }
 
 static int pagoda_vm_unmap(struct pagoda_vm *vm, u64 va, u64 size)

@@ -40,6 +40,8 @@ struct pagoda_paging_batch;
  * @vm: the space
  * @bo: the allocation; it shares the space's reservation, under which it
  *	moves (eviction, coming back)
+ * @swapped: TTM swapped its pages out since the space's tables were last
+ *	restored; under the space's reservation
  * @count: tables it holds
  * @nr_free: of which free
  * @free: bitmap of @count bits, bit i set: table i of the chunk is free
@@ -49,6 +51,7 @@ struct pagoda_pt_chunk {
 	struct list_head link;
 	struct pagoda_vm *vm;
 	struct pagoda_bo *bo;
+	bool swapped;
 	u32 count;
 	u32 nr_free;
 	unsigned long *free;
@@ -127,8 +130,9 @@ struct pagoda_fault {
  *	rewritten, under @lock
  * @dying: being torn down: mappings go without writing tables
  * @lost: a table update failed part-way: the space takes no more work
- * @pt_moved: a chunk of its tables moved since the last job: set under the
- *	space's reservation (TTM's move), acted on before the next job
+ * @pt_moved: a chunk of its tables moved or was swapped out since the
+ *	tables were last restored: set under the space's reservation (TTM's
+ *	move and swap_notify), acted on before the next job or bind
  * @slot: the device context that runs the space's work, 0 for none;
  *	under &pagoda_device.slot_lock
  * @faults: faults of its jobs so far
@@ -260,6 +264,7 @@ u64 pagoda_pt_root_addr(struct pagoda_vm *vm);
 u32 pagoda_pt_root_entries(struct pagoda_vm *vm);
 int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent);
 void pagoda_pt_chunk_moved(struct pagoda_pt_chunk *chunk);
+void pagoda_pt_chunk_swapped(struct pagoda_pt_chunk *chunk);
 int pagoda_pt_restore(struct pagoda_vm *vm);
 
 /* pagoda_vm.c */
