@@ -177,8 +177,17 @@ static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 ev
 	bo->eviction_placement[0].mem_type = pagoda_bo_mem_type(bo->flags, eviction);
 	if (contiguous && eviction != PAGODA_SEG_SYSTEM)
 		bo->eviction_placement[0].flags = TTM_PL_FLAG_CONTIGUOUS;
-	bo->eviction_placement[1].mem_type = pagoda_bo_mem_type(bo->flags, PAGODA_SEG_SYSTEM);
-	bo->eviction_placement[1].flags = TTM_PL_FLAG_FALLBACK;
+	n = 1;
+	/* then system memory: the aperture for a physically accessed one, ... */
+	if (pagoda_bo_mem_type(bo->flags, PAGODA_SEG_SYSTEM) != bo->eviction_placement[0].mem_type)
+		bo->eviction_placement[n++].mem_type =
+			pagoda_bo_mem_type(bo->flags, PAGODA_SEG_SYSTEM);
+	/* ... and plain system pages, not resident, when that is full */
+	if (bo->eviction_placement[n - 1].mem_type != TTM_PL_SYSTEM)
+		bo->eviction_placement[n++].mem_type = TTM_PL_SYSTEM;
+	for (id = 1; id < n; id++)
+		bo->eviction_placement[id].flags = TTM_PL_FLAG_FALLBACK;
+	bo->num_eviction_places = n;
 }
 
 /*

@@ -25,7 +25,9 @@ struct pagoda_pt_chunk;
  * @places: its placements, the preferred segment first
  * @placement: @places as TTM takes them
  * @eviction_placement: where eviction sends it: the eviction segment,
- *	then system memory as the fallback
+ *	then system memory as the fallback (the aperture first for a
+ *	physically accessed allocation, then plain system pages)
+ * @num_eviction_places: entries of @eviction_placement
  * @priority: DRM_PAGODA_PRIORITY_* given at creation; the TTM priority is
  *	one more, or 0 while @madv is DONTNEED (evicted first)
  * @madv: DRM_PAGODA_MADV_*, written with the reservation held
@@ -57,7 +59,8 @@ struct pagoda_bo {
 	u32 segments;
 	struct ttm_place places[PAGODA_NUM_SEGMENTS];
 	struct ttm_placement placement;
-	struct ttm_place eviction_placement[2];
+	struct ttm_place eviction_placement[3];
+	u32 num_eviction_places;
 };
 
 /**

@@ -30,6 +30,7 @@
 #include <uapi/drm/pagoda_drm.h>
 
 #include "pagoda_drv.h"
+#include "pagoda_phys.h"
 
 #define DRIVER_NAME	"pagoda"
 #define DRIVER_DESC	"Pagoda virtual GPU"
@@ -96,6 +97,9 @@ static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
 	case DRM_PAGODA_PARAM_VA_START:
 		args->value = DRM_PAGODA_VA_START;
 		break;
+	case DRM_PAGODA_PARAM_MAX_SLOT_ID:
+		args->value = DRM_PAGODA_MAX_SLOT_ID;
+		break;
 	default:
 		drm_dbg_driver(drm, "unknown parameter %u\n", args->param);
 		return -EINVAL;
@@ -116,6 +120,7 @@ static const struct drm_ioctl_desc pagoda_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(PAGODA_CTX_DESTROY, pagoda_ioctl_ctx_destroy, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(PAGODA_SUBMIT, pagoda_ioctl_submit, DRM_RENDER_ALLOW),
 	DRM_IOCTL_DEF_DRV(PAGODA_CTX_QUERY, pagoda_ioctl_ctx_query, DRM_RENDER_ALLOW),
+	DRM_IOCTL_DEF_DRV(PAGODA_SUBMIT_PHYS, pagoda_ioctl_submit_phys, DRM_RENDER_ALLOW),
 };
 
 static const struct file_operations pagoda_drm_fops = {
@@ -251,6 +256,11 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&pgdev->vm_list);
+	ret = drmm_mutex_init(&pgdev->drm, &pgdev->phys_lock);
+	if (ret)
+		return ret;
+	spin_lock_init(&pgdev->split_lock);
+	pgdev->split_fence_context = dma_fence_context_alloc(1);
 	pgdev->mmio = pcim_iomap_region(pdev, PAGODA_BAR_MMIO, DRIVER_NAME);
 	if (IS_ERR(pgdev->mmio))
 		return dev_err_probe(dev, PTR_ERR(pgdev->mmio), "cannot map BAR%d (registers)\n",

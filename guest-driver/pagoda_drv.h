@@ -224,6 +224,16 @@ struct pagoda_fault_entry {
  * @faults_lost: PAGODA_REG_FAULT_LOST when last read (reset by a reset)
  * @vm_list_lock: protects @vm_list; taken before an address space's lock
  * @vm_list: every address space (struct pagoda_vm), for debugfs
+ * @phys_lock: serialises physical-mode submissions (pagoda_phys.c), so
+ *	that one DMA buffer at a time is split; taken inside @reset_lock,
+ *	before a context's submit lock
+ * @split_lock: protects @split_active; the lock of the split barriers
+ * @split_active: the barrier of the split buffer whose portions are
+ *	running: jobs of other contexts wait for it (pagoda_sched.c)
+ * @split_ctx: the context whose buffer is being split, or NULL; written
+ *	under @phys_lock, read by eviction without a lock
+ * @split_fence_context: dma_fence context of the split barriers
+ * @split_seqno: seqno of the last barrier, under @phys_lock
  *
  * Locking: each member that changes after probe has its lock above.
  * Everything else is written in probe before drm_dev_register() or in
@@ -263,6 +273,12 @@ struct pagoda_device {
 	u32 faults_lost;
 	struct mutex vm_list_lock; /* protects @vm_list */
 	struct list_head vm_list;
+	struct mutex phys_lock; /* see @phys_lock above */
+	spinlock_t split_lock; /* see @split_lock above */
+	struct dma_fence *split_active;
+	struct pagoda_gpu_ctx *split_ctx;
+	u64 split_fence_context;
+	u64 split_seqno;
 };
 
 static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)

@@ -9,9 +9,10 @@
  * commands name. Work that does not fit one buffer is split by its builder
  * into several jobs; they retire in order, so the fence of the last one
  * covers all of them. A job that runs a user's command buffer through an
- * address space takes two entries: the virtual entry naming that buffer,
+ * address space, or a DMA buffer the kernel parsed and patched, takes two
+ * entries: the user's entry (virtual, or physical) naming that buffer,
  * then the physical entry of its own buffer, in the same context
- * (pagoda_job_set_virtual()).
+ * (pagoda_job_set_user()).
  *
  * Every entry asks for an interrupt and carries the job's fence seqno as
  * its fence value. The engine's interrupt reads PAGODA_ENG_FENCE and
@@ -31,9 +32,9 @@
  * starts, and jobs the device will never retire are signalled with an
  * error. After a reset pagoda_engine_start() programs the ring again.
  *
- * A virtual entry carries the fence value of the job before, so that
+ * A user's entry carries the fence value of the job before, so that
  * ENG_FENCE reaches the job's seqno only when its own entry retires, and
- * a fault in the virtual buffer halts the context, which makes the engine
+ * a fault in the user's buffer halts the context, which makes the engine
  * skip the job's own entry: its marker stays unwritten and its fence
  * gets &pagoda_job.incomplete_error.
  */
@@ -406,22 +407,26 @@ struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine)
 }
 
 /**
- * pagoda_job_set_virtual - run a buffer of an address space first
+ * pagoda_job_set_user - run a user's buffer first
  * @job: job being built, with no commands of its own yet
- * @context: GPU context whose address space holds the buffer
- * @va: the buffer's VA
+ * @context: GPU context of the user's address space
+ * @addr: the buffer: a VA of that space, or a physical address the kernel
+ *	chose (a parsed and patched DMA buffer)
  * @length: its bytes
+ * @virtual: @addr is a VA
  *
- * The job becomes two ring entries in @context: the virtual one, then its
- * own buffer (which only writes the marker). A fault in the virtual buffer
+ * The job becomes two ring entries in @context: the user's one, then its
+ * own buffer (which only writes the marker). A fault in the user's buffer
  * fails the job with -EFAULT.
  */
-void pagoda_job_set_virtual(struct pagoda_job *job, u16 context, u64 va, u32 length)
+void pagoda_job_set_user(struct pagoda_job *job, u16 context, u64 addr, u32 length,
+			 bool virtual)
 {
 	job->nr_entries = 2;
 	job->context = context;
-	job->virt_addr = va;
-	job->virt_length = length;
+	job->user_addr = addr;
+	job->user_length = length;
+	job->user_virtual = virtual;
 	job->incomplete_error = -EFAULT;
 }
 
@@ -499,8 +504,9 @@ static void pagoda_ring_write(struct pagoda_engine *engine, struct pagoda_job *j
 	unsigned int i;
 
 	if (job->nr_entries == 2)
-		pagoda_ring_write_entry(engine, job->entry, job->virt_addr, job->virt_length,
-					job->context, PAGODA_RING_FLAG_VIRTUAL,
+		pagoda_ring_write_entry(engine, job->entry, job->user_addr, job->user_length,
+					job->context,
+					job->user_virtual ? PAGODA_RING_FLAG_VIRTUAL : 0,
 					job->fence.seqno - 1);
 	pagoda_ring_write_entry(engine, (job->entry + job->nr_entries - 1) % PAGODA_RING_ENTRIES,
 				buf, job->cmd_bytes, job->context, PAGODA_RING_FLAG_INTERRUPT,

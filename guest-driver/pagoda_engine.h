@@ -35,11 +35,12 @@ struct pagoda_device;
  * @engine: the engine it runs on
  * @slot: its buffer (and marker)
  * @entry: its first ring entry
- * @nr_entries: ring entries it takes: 1, or 2 when it runs a virtual
- *	buffer before its own (pagoda_job_set_virtual())
+ * @nr_entries: ring entries it takes: 1, or 2 when it runs a user's
+ *	buffer before its own (pagoda_job_set_user())
  * @context: GPU context of its ring entries
- * @virt_addr: with 2 entries: VA of the virtual buffer run first
- * @virt_length: its bytes
+ * @user_addr: with 2 entries: address of the user's buffer run first
+ * @user_length: its bytes
+ * @user_virtual: @user_addr is a VA of @context (else physical)
  * @incomplete_error: error of the fence when the job retired without its
  *	marker written: -EIO for kernel work, which should not fail
  * @owner: for a user's job, its GPU context (struct pagoda_gpu_ctx)
@@ -62,8 +63,9 @@ struct pagoda_job {
 	unsigned int entry;
 	unsigned int nr_entries;
 	u16 context;
-	u64 virt_addr;
-	u32 virt_length;
+	u64 user_addr;
+	u32 user_length;
+	bool user_virtual;
 	int incomplete_error;
 	void *owner;
 	u8 *cmds;
@@ -141,7 +143,8 @@ bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context);
 u64 pagoda_engine_busy_since(struct pagoda_engine *engine, u64 submit_ns);
 
 struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine);
-void pagoda_job_set_virtual(struct pagoda_job *job, u16 context, u64 va, u32 length);
+void pagoda_job_set_user(struct pagoda_job *job, u16 context, u64 addr, u32 length,
+			 bool virtual);
 void *pagoda_job_reserve(struct pagoda_job *job, u32 bytes);
 void *pagoda_job_reserve_list(struct pagoda_job *job, u32 bytes, u64 *bus_addr);
 struct dma_fence *pagoda_job_submit(struct pagoda_job *job);

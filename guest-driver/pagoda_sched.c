@@ -75,12 +75,121 @@ static void pagoda_gpu_ctx_release(struct kref *ref)
 	struct pagoda_gpu_ctx *ctx = container_of(ref, struct pagoda_gpu_ctx, refcount);
 
 	drm_gpuvm_put(&ctx->vm->gpuvm);
+	mutex_destroy(&ctx->submit_lock);
 	kfree(ctx);
 }
 
-static void pagoda_gpu_ctx_put(struct pagoda_gpu_ctx *ctx)
+/**
+ * pagoda_gpu_ctx_put - drop a reference to a context
+ * @ctx: the context
+ */
+void pagoda_gpu_ctx_put(struct pagoda_gpu_ctx *ctx)
 {
 	kref_put(&ctx->refcount, pagoda_gpu_ctx_release);
+}
+
+/**
+ * pagoda_gpu_ctx_ban - its later jobs are cancelled, its submissions refused
+ * @ctx: the context
+ */
+void pagoda_gpu_ctx_ban(struct pagoda_gpu_ctx *ctx)
+{
+	/* pairs with CTX_QUERY's smp_load_acquire() */
+	smp_store_release(&ctx->banned, true);
+}
+
+/**
+ * pagoda_render_job_create - a render job of a context, not yet armed
+ * @ctx: the context; the job takes a reference
+ *
+ * Return: the job, or an ERR_PTR.
+ */
+struct pagoda_render_job *pagoda_render_job_create(struct pagoda_gpu_ctx *ctx)
+{
+	struct pagoda_render_job *job = kzalloc(sizeof(*job), GFP_KERNEL);
+	int ret;
+
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	ret = drm_sched_job_init(&job->base, &ctx->entity, 1, ctx);
+	if (ret) {
+		kfree(job);
+		return ERR_PTR(ret);
+	}
+	kref_get(&ctx->refcount);
+	job->ctx = ctx;
+	return job;
+}
+
+/**
+ * pagoda_render_job_free - drop a job that was not armed
+ * @job: from pagoda_render_job_create()
+ */
+void pagoda_render_job_free(struct pagoda_render_job *job)
+{
+	drm_sched_job_cleanup(&job->base);
+	dma_fence_put(job->split);
+	pagoda_gpu_ctx_put(job->ctx);
+	kfree(job);
+}
+
+/*
+ * The barrier of a split buffer: made active when its first portion runs,
+ * signalled when its last one runs or goes without running.
+ */
+static void pagoda_split_job_runs(struct pagoda_device *pgdev, struct pagoda_render_job *job)
+{
+	unsigned long flags;
+
+	if (job->split_last) {
+		pagoda_split_barrier_signal(pgdev, job->split);
+		return;
+	}
+	spin_lock_irqsave(&pgdev->split_lock, flags);
+	if (!pgdev->split_active && !dma_fence_is_signaled_locked(job->split))
+		pgdev->split_active = dma_fence_get(job->split);
+	spin_unlock_irqrestore(&pgdev->split_lock, flags);
+}
+
+/**
+ * pagoda_split_barrier_signal - the portions of a split buffer are over
+ * @pgdev: the device
+ * @barrier: the buffer's barrier: other contexts' jobs run again
+ */
+void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *barrier)
+{
+	struct dma_fence *active = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&pgdev->split_lock, flags);
+	if (pgdev->split_active == barrier) {
+		active = pgdev->split_active;
+		pgdev->split_active = NULL;
+	}
+	if (!dma_fence_is_signaled_locked(barrier))
+		dma_fence_signal_locked(barrier);
+	spin_unlock_irqrestore(&pgdev->split_lock, flags);
+	dma_fence_put(active);
+}
+
+/*
+ * While a split buffer's portions run, every job that is not one of them
+ * waits for its barrier (pagoda_phys.c).
+ */
+static struct dma_fence *pagoda_render_prepare_job(struct drm_sched_job *sched_job,
+						   struct drm_sched_entity *entity)
+{
+	struct pagoda_render_job *job = to_render_job(sched_job);
+	struct pagoda_device *pgdev = job->ctx->vm->pgdev;
+	struct dma_fence *barrier = NULL;
+	unsigned long flags;
+
+	spin_lock_irqsave(&pgdev->split_lock, flags);
+	if (pgdev->split_active && pgdev->split_active != job->split &&
+	    !dma_fence_is_signaled_locked(pgdev->split_active))
+		barrier = dma_fence_get(pgdev->split_active);
+	spin_unlock_irqrestore(&pgdev->split_lock, flags);
+	return barrier;
 }
 
 /* Select a context and write one of its registers; &pgdev->ctx_lock taken. */
@@ -93,13 +202,18 @@ static void pagoda_ctx_write(struct pagoda_device *pgdev, u32 slot, u32 reg, u32
 /* Point @slot at @vm's root, or at nothing. Caller holds the slot lock. */
 static void pagoda_slot_set_root(struct pagoda_device *pgdev, u32 slot, struct pagoda_vm *vm)
 {
-	u64 root = vm ? pagoda_pt_root_addr(vm) : 0;
+	u64 root = 0;
+	u32 entries = 0;
 
+	/* a space that maps nothing yet (physical-mode jobs only) has no root */
+	if (vm && vm->root) {
+		root = pagoda_pt_root_addr(vm);
+		entries = pagoda_pt_root_entries(vm);
+	}
 	spin_lock(&pgdev->ctx_lock);
 	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_LO, lower_32_bits(root));
 	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_HI, upper_32_bits(root));
-	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_ENTRIES,
-			 vm ? pagoda_pt_root_entries(vm) : 0);
+	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_ENTRIES, entries);
 	spin_unlock(&pgdev->ctx_lock);
 }
 
@@ -258,6 +372,8 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 
 	int idx;
 
+	if (job->split)
+		pagoda_split_job_runs(pgdev, job);
 	if (sched_job->s_fence->finished.error)
 		return NULL;
 	if (READ_ONCE(ctx->banned))
@@ -276,7 +392,10 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 		return ERR_CAST(hw);
 	}
-	pagoda_job_set_virtual(hw, job->slot, job->cmd_va, job->cmd_size);
+	if (job->physical)
+		pagoda_job_set_user(hw, job->slot, job->phys_addr, job->cmd_size, false);
+	else
+		pagoda_job_set_user(hw, job->slot, job->cmd_va, job->cmd_size, true);
 	hw->owner = ctx;
 	job->run_ns = ktime_get_raw_ns();
 	fence = pagoda_job_submit(hw);
@@ -332,12 +451,14 @@ static void pagoda_render_free_job(struct drm_sched_job *sched_job)
 {
 	struct pagoda_render_job *job = to_render_job(sched_job);
 
-	drm_sched_job_cleanup(sched_job);
-	pagoda_gpu_ctx_put(job->ctx);
-	kfree(job);
+	/* a last portion freed without running (its entity was killed) */
+	if (job->split_last)
+		pagoda_split_barrier_signal(job->ctx->vm->pgdev, job->split);
+	pagoda_render_job_free(job);
 }
 
 static const struct drm_sched_backend_ops pagoda_render_sched_ops = {
+	.prepare_job = pagoda_render_prepare_job,
 	.run_job = pagoda_render_run_job,
 	.timedout_job = pagoda_render_timedout_job,
 	.free_job = pagoda_render_free_job,
@@ -477,7 +598,14 @@ static void pagoda_slot_faulted(struct pagoda_device *pgdev, u32 context)
 	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
 }
 
-static struct pagoda_gpu_ctx *pagoda_gpu_ctx_lookup(struct pagoda_file *pfile, u32 id)
+/**
+ * pagoda_gpu_ctx_lookup - a context of a file, by id
+ * @pfile: the file
+ * @id: the context's id
+ *
+ * Return: the context with a reference, or NULL.
+ */
+struct pagoda_gpu_ctx *pagoda_gpu_ctx_lookup(struct pagoda_file *pfile, u32 id)
 {
 	struct pagoda_gpu_ctx *ctx;
 
@@ -518,6 +646,7 @@ int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file 
 	if (!ctx)
 		return -ENOMEM;
 	kref_init(&ctx->refcount);
+	mutex_init(&ctx->submit_lock);
 	ctx->priority = args->priority;
 	ret = drm_sched_entity_init(&ctx->entity, priorities[args->priority], &sched, 1, NULL);
 	if (ret) {
@@ -589,6 +718,7 @@ int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *
 	args->fault_code = 0;
 	args->fault_access = 0;
 	args->fault_level = 0;
+	args->resets = 0;
 	/* pairs with the ban's smp_store_release(): the record is complete */
 	if (smp_load_acquire(&ctx->banned)) {
 		args->status = DRM_PAGODA_CTX_BANNED;
@@ -630,7 +760,15 @@ struct pagoda_out_sync {
 	struct dma_fence_chain *chain;
 };
 
-static int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs)
+/**
+ * pagoda_copy_syncs - copy a submission's syncobj array from user space
+ * @user: user pointer
+ * @count: entries, at most DRM_PAGODA_SUBMIT_MAX_SYNCS
+ * @syncs: set to the copy (NULL when @count is 0), for the caller to free
+ *
+ * Return: 0, -EINVAL for too many or flags not zero, -EFAULT, -ENOMEM.
+ */
+int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs)
 {
 	u32 i;
 
@@ -652,8 +790,18 @@ static int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs
 	return 0;
 }
 
-static int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_file *file,
-				   const struct drm_pagoda_sync *in, u32 count)
+/**
+ * pagoda_submit_in_fences - make a job wait for syncobjs
+ * @job: the job, not yet armed
+ * @file: the file the syncobjs belong to
+ * @in: the syncobjs (and timeline points)
+ * @count: their count
+ *
+ * Return: 0, -ENOENT for an unknown syncobj, -EINVAL for a point without a
+ * fence, -ENOMEM.
+ */
+int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_file *file,
+			    const struct drm_pagoda_sync *in, u32 count)
 {
 	u32 i;
 	int ret;
@@ -671,8 +819,17 @@ static int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_fil
 	return 0;
 }
 
-static int pagoda_submit_out_chains(struct drm_file *file, const struct drm_pagoda_sync *out,
-				    u32 count, struct dma_fence_chain **chains)
+/**
+ * pagoda_submit_out_chains - check out-syncobjs, allocate their chain nodes
+ * @file: the file the syncobjs belong to
+ * @out: the syncobjs
+ * @count: their count
+ * @chains: one chain node per timeline point, allocated here
+ *
+ * Return: 0, -ENOENT for an unknown syncobj, -ENOMEM.
+ */
+int pagoda_submit_out_chains(struct drm_file *file, const struct drm_pagoda_sync *out,
+			     u32 count, struct dma_fence_chain **chains)
 {
 	u32 i;
 
@@ -776,61 +933,57 @@ int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	if (ret)
 		goto out_free;
 	chains = kcalloc(args->out_count, sizeof(*chains), GFP_KERNEL);
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
-	if (!job || (args->out_count && !chains)) {
+	if (args->out_count && !chains) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	ret = drm_sched_job_init(&job->base, &ctx->entity, 1, ctx);
-	if (ret) {
-		kfree(job);
+	job = pagoda_render_job_create(ctx);
+	if (IS_ERR(job)) {
+		ret = PTR_ERR(job);
 		job = NULL;
 		goto out_free;
 	}
-	job->ctx = ctx;
 	job->cmd_va = args->cmd_va;
 	job->cmd_size = args->cmd_size;
 	ret = pagoda_submit_in_fences(job, file, in, args->in_count);
 	if (!ret)
 		ret = pagoda_submit_out_chains(file, out, args->out_count, chains);
 	if (ret)
-		goto out_cleanup;
+		goto out_free;
 
 	if (!drm_dev_enter(drm, &idx)) {
 		ret = -ENODEV;
-		goto out_cleanup;
+		goto out_free;
 	}
 	ret = down_read_interruptible(&pgdev->reset_lock);
 	if (!ret) {
-		ret = pagoda_submit_push(ctx->vm, job, &done);
+		ret = mutex_lock_interruptible(&ctx->submit_lock);
+		if (!ret) {
+			ret = pagoda_submit_push(ctx->vm, job, &done);
+			mutex_unlock(&ctx->submit_lock);
+		}
 		up_read(&pgdev->reset_lock);
 	}
 	drm_dev_exit(idx);
 	if (ret)
-		goto out_cleanup;
+		goto out_free;
 
-	/* the job is the scheduler's now, with the context reference */
+	/* the job is the scheduler's now */
 	for (i = 0; i < args->out_count; i++)
 		pagoda_syncobj_signal(file, &out[i], &chains[i], done);
 	dma_fence_put(done);
 	job = NULL;
-	ctx = NULL;
-	goto out_free;
 
-out_cleanup:
-	drm_sched_job_cleanup(&job->base);
-	kfree(job);
-	job = NULL;
 out_free:
+	if (job)
+		pagoda_render_job_free(job);
 	if (chains)
 		for (i = 0; i < args->out_count; i++)
 			dma_fence_chain_free(chains[i]);
 	kfree(chains);
 	kfree(in);
 	kfree(out);
-	kfree(job);
 out_put:
-	if (ctx)
-		pagoda_gpu_ctx_put(ctx);
+	pagoda_gpu_ctx_put(ctx);
 	return ret;
 }

@@ -160,6 +160,25 @@ TRACE_EVENT(pagoda_render_submit,
 		  __entry->size)
 );
 
+TRACE_EVENT(pagoda_phys_portion,
+	TP_PROTO(u32 ctx, u32 portion, u32 start, u32 end),
+	TP_ARGS(ctx, portion, start, end),
+	TP_STRUCT__entry(
+		__field(u32, ctx)
+		__field(u32, portion)
+		__field(u32, start)
+		__field(u32, end)
+	),
+	TP_fast_assign(
+		__entry->ctx = ctx;
+		__entry->portion = portion;
+		__entry->start = start;
+		__entry->end = end;
+	),
+	TP_printk("ctx=%u portion=%u bytes=[0x%x, 0x%x)", __entry->ctx, __entry->portion,
+		  __entry->start, __entry->end)
+);
+
 TRACE_EVENT(pagoda_render_run,
 	TP_PROTO(u32 ctx, u32 slot, u64 seqno),
 	TP_ARGS(ctx, slot, seqno),

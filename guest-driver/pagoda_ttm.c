@@ -43,6 +43,7 @@
 #include <uapi/drm/pagoda_drm.h>
 
 #include "pagoda_drv.h"
+#include "pagoda_phys.h"
 #include "pagoda_paging.h"
 #include "pagoda_trace.h"
 #include "pagoda_vram_mgr.h"
@@ -256,6 +257,12 @@ static void pagoda_ttm_tt_destroy(struct ttm_device *bdev, struct ttm_tt *tt)
 	kfree(ptt);
 }
 
+/* TTM's test, and not what a split buffer's barrier may hold back. */
+static bool pagoda_eviction_valuable(struct ttm_buffer_object *bo, const struct ttm_place *place)
+{
+	return ttm_bo_eviction_valuable(bo, place) && !pagoda_split_blocks_eviction(bo);
+}
+
 static void pagoda_evict_flags(struct ttm_buffer_object *bo, struct ttm_placement *placement)
 {
 	static const struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
@@ -270,12 +277,12 @@ static void pagoda_evict_flags(struct ttm_buffer_object *bo, struct ttm_placemen
 		placement->placement = &system;
 		placement->num_placement = 1;
 	} else if (from == pbo->eviction_placement[0].mem_type) {
-		/* evicted from its eviction segment: the fallback */
+		/* evicted from its eviction segment: the fallbacks (a memory segment has some) */
 		placement->placement = &pbo->eviction_placement[1];
-		placement->num_placement = 1;
+		placement->num_placement = pbo->num_eviction_places - 1;
 	} else {
 		placement->placement = pbo->eviction_placement;
-		placement->num_placement = 2;
+		placement->num_placement = pbo->num_eviction_places;
 	}
 }
 
@@ -641,7 +648,7 @@ static const struct ttm_device_funcs pagoda_ttm_funcs = {
 	.ttm_tt_populate = pagoda_ttm_tt_populate,
 	.ttm_tt_unpopulate = pagoda_ttm_tt_unpopulate,
 	.ttm_tt_destroy = pagoda_ttm_tt_destroy,
-	.eviction_valuable = ttm_bo_eviction_valuable,
+	.eviction_valuable = pagoda_eviction_valuable,
 	.evict_flags = pagoda_evict_flags,
 	.move = pagoda_bo_move,
 	.delete_mem_notify = pagoda_delete_mem_notify,

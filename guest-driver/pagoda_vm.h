@@ -193,6 +193,9 @@ struct pagoda_vma {
  * @vm: the file's address space (a reference on its gpuvm)
  * @entity: its scheduler entity on the render engine
  * @priority: DRM_PAGODA_PRIORITY_*
+ * @submit_lock: serialises the context's submissions, so that no job of
+ *	it comes between the portions of a split DMA buffer (pagoda_phys.c);
+ *	taken before &pagoda_vm.lock
  * @banned: set when one of its jobs faulted: its later jobs are cancelled
  * @fault: the first fault, valid once @banned
  * @refcount: the file's handle and each job hold one
@@ -202,6 +205,7 @@ struct pagoda_gpu_ctx {
 	struct pagoda_vm *vm;
 	struct drm_sched_entity entity;
 	u32 priority;
+	struct mutex submit_lock; /* see @submit_lock above */
 	bool banned;
 	struct pagoda_fault fault;
 	struct kref refcount;
@@ -211,9 +215,14 @@ struct pagoda_gpu_ctx {
  * struct pagoda_render_job - a user job on the render engine
  * @base: the scheduler's job
  * @ctx: its context (a reference)
- * @cmd_va: VA of its command buffer
+ * @cmd_va: VA of its command buffer (virtual mode)
+ * @phys_addr: or the device physical address of a portion of a DMA buffer
+ *	the kernel copied and patched (physical mode, pagoda_phys.c)
  * @cmd_size: bytes
- * @hw_fence: the engine's fence once it ran
+ * @physical: runs @phys_addr in physical mode
+ * @split_last: the last portion of a split buffer
+ * @split: for a portion of a split buffer, the buffer's barrier (a
+ *	reference): see pagoda_phys.c
  * @slot: the device context it ran in
  * @slot_cb: releases @slot when @hw_fence signals
  * @run_ns: when it was handed to the engine
@@ -222,8 +231,11 @@ struct pagoda_render_job {
 	struct drm_sched_job base;
 	struct pagoda_gpu_ctx *ctx;
 	u64 cmd_va;
+	u64 phys_addr;
 	u32 cmd_size;
-	struct dma_fence *hw_fence;
+	bool physical;
+	bool split_last;
+	struct dma_fence *split;
 	u32 slot;
 	struct dma_fence_cb slot_cb;
 	u64 run_ns;
@@ -295,5 +307,17 @@ int pagoda_ioctl_ctx_destroy(struct drm_device *drm, void *data, struct drm_file
 int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
 void pagoda_file_close_contexts(struct drm_file *file);
+struct pagoda_file;
+struct pagoda_gpu_ctx *pagoda_gpu_ctx_lookup(struct pagoda_file *pfile, u32 id);
+void pagoda_gpu_ctx_put(struct pagoda_gpu_ctx *ctx);
+void pagoda_gpu_ctx_ban(struct pagoda_gpu_ctx *ctx);
+struct pagoda_render_job *pagoda_render_job_create(struct pagoda_gpu_ctx *ctx);
+void pagoda_render_job_free(struct pagoda_render_job *job);
+void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *barrier);
+int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs);
+int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_file *file,
+			    const struct drm_pagoda_sync *in, u32 count);
+int pagoda_submit_out_chains(struct drm_file *file, const struct drm_pagoda_sync *out,
+			     u32 count, struct dma_fence_chain **chains);
 
 #endif /* PAGODA_VM_H */

@@ -73,6 +73,10 @@ SUITE_DEVICE=vram-size=64M,hidden-vram-size=64M,host-aperture-size=4M
 # two levels (a resizable root) and 4 KiB segment pages.
 VM_PROGRAMS="vm_render vm_evict vm_share"
 VM_DEVICES="mmu-levels=2 segment-page-size=4096"
+# Physical-mode submission runs again on a small device (40 MiB that the
+# render engine reaches physically), where its DMA buffers must split.
+PHYS_PROGRAMS="phys_split"
+PHYS_DEVICE=vram-size=16M,hidden-vram-size=8M,aperture-size=16M
 # The stress program runs 60 s where the checks are (debug kernel), 20 s
 # on the stock kernel.
 declare -A STRESS_SECONDS=([stock]=20 [debug]=60)
@@ -95,6 +99,9 @@ guest_lane() {
 		guest_boot "$kind" "$LOGS/guest-tests-$kernel-$opts.log" --kernel "$kernel" \
 			--device "$SUITE_DEVICE,$opts" $VM_PROGRAMS
 	done
+	step "guest tests, $kernel kernel (physical mode on a small device: $PHYS_DEVICE)"
+	guest_boot "$kind" "$LOGS/guest-tests-$kernel-phys.log" --kernel "$kernel" \
+		--device "$PHYS_DEVICE" $PHYS_PROGRAMS
 }
 
 main() {

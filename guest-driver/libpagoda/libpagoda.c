@@ -336,6 +336,49 @@ int pagoda_submit(struct pagoda_dev *dev, uint32_t ctx_id, uint64_t cmd_va, uint
 	return pagoda_ioctl(dev, DRM_IOCTL_PAGODA_SUBMIT, &args);
 }
 
+/* Entries in order of split offset, keeping their order within one (insertion sort). */
+static void phys_sort(struct drm_pagoda_phys_patch *patches, uint32_t count)
+{
+	uint32_t i, j;
+
+	for (i = 1; i < count; i++) {
+		struct drm_pagoda_phys_patch e = patches[i];
+
+		for (j = i; j && patches[j - 1].split_offset > e.split_offset; j--)
+			patches[j] = patches[j - 1];
+		patches[j] = e;
+	}
+}
+
+int pagoda_submit_phys(struct pagoda_dev *dev, uint32_t ctx_id, const struct pagoda_physbuf *pb,
+		       const struct drm_pagoda_phys_alloc *allocs, uint32_t alloc_count,
+		       const struct drm_pagoda_sync *in, uint32_t in_count,
+		       const struct drm_pagoda_sync *out, uint32_t out_count, uint32_t *portions)
+{
+	struct drm_pagoda_submit_phys args = {
+		.ctx_id = ctx_id,
+		.cmds = (uintptr_t)pb->cb.cmds,
+		.cmd_size = pb->cb.used_bytes,
+		.alloc_count = alloc_count,
+		.allocs = (uintptr_t)allocs,
+		.patch_count = pb->patch_count,
+		.patches = (uintptr_t)pb->patches,
+		.in_count = in_count,
+		.in_syncs = (uintptr_t)in,
+		.out_count = out_count,
+		.out_syncs = (uintptr_t)out,
+	};
+	int ret;
+
+	if (pb->cb.error)
+		return pb->cb.error;
+	phys_sort(pb->patches, pb->patch_count);
+	ret = pagoda_ioctl(dev, DRM_IOCTL_PAGODA_SUBMIT_PHYS, &args);
+	if (portions)
+		*portions = args.portions;
+	return ret;
+}
+
 /*
  * The result of a libdrm syncobj call as a negative errno. Depending on the
  * function and libdrm's version it is drmIoctl()'s -1 (errno set), -errno

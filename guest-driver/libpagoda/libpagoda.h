@@ -155,4 +155,57 @@ void pagoda_cmd_crc32(struct pagoda_cmdbuf *cb, uint64_t src, uint64_t size, uin
 void pagoda_cmd_jump(struct pagoda_cmdbuf *cb, uint64_t target, uint32_t length);
 void pagoda_cmd_call(struct pagoda_cmdbuf *cb, uint64_t target, uint32_t length);
 
+/*
+ * Physical-mode DMA buffers (DRM_IOCTL_PAGODA_SUBMIT_PHYS): commands whose
+ * addresses the kernel patches in. pagoda_phys_split() makes the current
+ * end of the buffer a split point; pagoda_phys_bind() binds an allocation
+ * (an index of the allocation list) to a resource-table slot there, or
+ * reprograms the slot. Commands name their addresses as (slot, offset):
+ * each address operand gets a patch-location entry for the slot's
+ * allocation, whose split offset is where the slot was bound, so the
+ * allocation stays in place from there on unless its slot is bound again.
+ * Binding the NULL allocation (an entry of handle 0) unbinds the slot.
+ * pagoda_submit_phys() sorts the entries by split offset (stable). Errors
+ * are sticky as in struct pagoda_cmdbuf (@cb.error); -ENOSPC also when
+ * @patches is full, -EINVAL for a slot not bound or out of range.
+ */
+#define PAGODA_PHYS_SLOTS	DRM_PAGODA_MAX_SLOT_ID
+
+struct pagoda_physbuf {
+	struct pagoda_cmdbuf cb;
+	struct drm_pagoda_phys_patch *patches;
+	uint32_t patch_count;
+	uint32_t patch_capacity;
+	uint32_t split;				/* current split point */
+	int32_t bound[PAGODA_PHYS_SLOTS];	/* allocation index per slot, -1: none */
+	uint32_t bound_at[PAGODA_PHYS_SLOTS];	/* split offset of that binding */
+};
+
+void pagoda_physbuf_init(struct pagoda_physbuf *pb, void *mem, uint32_t capacity,
+			 struct drm_pagoda_phys_patch *patches, uint32_t patch_capacity);
+/* A split point at the current end of the buffer. */
+void pagoda_phys_split(struct pagoda_physbuf *pb);
+/* Bind allocation @alloc to @slot at the current split point; @null: it is the NULL one. */
+void pagoda_phys_bind(struct pagoda_physbuf *pb, uint32_t slot, uint32_t alloc, int null);
+void pagoda_phys_signal(struct pagoda_physbuf *pb, uint32_t slot, uint64_t offset,
+			uint64_t value);
+void pagoda_phys_copy(struct pagoda_physbuf *pb, uint32_t src_slot, uint64_t src,
+		      uint32_t dst_slot, uint64_t dst, uint64_t size);
+void pagoda_phys_fill(struct pagoda_physbuf *pb, uint32_t slot, uint64_t dst, uint64_t size,
+		      uint32_t pattern);
+void pagoda_phys_crc32(struct pagoda_physbuf *pb, uint32_t src_slot, uint64_t src,
+		       uint64_t size, uint32_t dst_slot, uint64_t dst);
+/* WRITE_IMM of at most PAGODA_CMD_MAX_DWORDS - 4 values. */
+void pagoda_phys_write_imm(struct pagoda_physbuf *pb, uint32_t slot, uint64_t dst,
+			   const uint32_t *values, uint32_t count);
+
+/*
+ * Submit @pb on @ctx_id with the allocation list @allocs; @portions (may be
+ * NULL) gets the portions the kernel split it into.
+ */
+int pagoda_submit_phys(struct pagoda_dev *dev, uint32_t ctx_id, const struct pagoda_physbuf *pb,
+		       const struct drm_pagoda_phys_alloc *allocs, uint32_t alloc_count,
+		       const struct drm_pagoda_sync *in, uint32_t in_count,
+		       const struct drm_pagoda_sync *out, uint32_t out_count, uint32_t *portions);
+
 #endif /* LIBPAGODA_H */

@@ -194,3 +194,124 @@ void pagoda_cmd_call(struct pagoda_cmdbuf *cb, uint64_t target, uint32_t length)
 {
 	cmd_branch(cb, PAGODA_CMD_CALL, target, length);
 }
+
+void pagoda_physbuf_init(struct pagoda_physbuf *pb, void *mem, uint32_t capacity,
+			 struct drm_pagoda_phys_patch *patches, uint32_t patch_capacity)
+{
+	uint32_t slot;
+
+	pagoda_cmdbuf_init(&pb->cb, mem, capacity);
+	pb->patches = patches;
+	pb->patch_count = 0;
+	pb->patch_capacity = patch_capacity;
+	pb->split = 0;
+	for (slot = 0; slot < PAGODA_PHYS_SLOTS; slot++) {
+		pb->bound[slot] = -1;
+		pb->bound_at[slot] = 0;
+	}
+}
+
+void pagoda_phys_split(struct pagoda_physbuf *pb)
+{
+	pb->split = pb->cb.used_bytes;
+}
+
+static void phys_add(struct pagoda_physbuf *pb, const struct drm_pagoda_phys_patch *entry)
+{
+	if (pb->cb.error)
+		return;
+	if (pb->patch_count == pb->patch_capacity) {
+		pb->cb.error = -ENOSPC;
+		return;
+	}
+	pb->patches[pb->patch_count++] = *entry;
+}
+
+void pagoda_phys_bind(struct pagoda_physbuf *pb, uint32_t slot, uint32_t alloc, int null)
+{
+	if (slot >= PAGODA_PHYS_SLOTS) {
+		if (!pb->cb.error)
+			pb->cb.error = -EINVAL;
+		return;
+	}
+	if (null) {
+		struct drm_pagoda_phys_patch entry = {
+			.alloc_index = alloc, .slot_id = slot, .split_offset = pb->split,
+		};
+
+		phys_add(pb, &entry);
+		pb->bound[slot] = -1;
+		return;
+	}
+	pb->bound[slot] = alloc;
+	pb->bound_at[slot] = pb->split;
+}
+
+/* The entry patching byte @at with (slot's allocation, @offset). */
+static void phys_patch(struct pagoda_physbuf *pb, uint32_t slot, uint64_t offset, uint32_t at)
+{
+	struct drm_pagoda_phys_patch entry;
+
+	if (slot >= PAGODA_PHYS_SLOTS || pb->bound[slot] < 0) {
+		if (!pb->cb.error)
+			pb->cb.error = -EINVAL;
+		return;
+	}
+	entry = (struct drm_pagoda_phys_patch){
+		.alloc_index = pb->bound[slot],
+		.slot_id = slot,
+		.alloc_offset = offset,
+		.patch_offset = at,
+		.split_offset = pb->bound_at[slot],
+	};
+	phys_add(pb, &entry);
+}
+
+void pagoda_phys_signal(struct pagoda_physbuf *pb, uint32_t slot, uint64_t offset,
+			uint64_t value)
+{
+	uint32_t at = pb->cb.used_bytes;
+
+	pagoda_cmd_signal(&pb->cb, 0, value);
+	phys_patch(pb, slot, offset, at + 8);
+}
+
+void pagoda_phys_copy(struct pagoda_physbuf *pb, uint32_t src_slot, uint64_t src,
+		      uint32_t dst_slot, uint64_t dst, uint64_t size)
+{
+	uint32_t at = pb->cb.used_bytes;
+
+	pagoda_cmd_copy(&pb->cb, 0, 0, size);
+	phys_patch(pb, src_slot, src, at + 8);
+	phys_patch(pb, dst_slot, dst, at + 16);
+}
+
+void pagoda_phys_fill(struct pagoda_physbuf *pb, uint32_t slot, uint64_t dst, uint64_t size,
+		      uint32_t pattern)
+{
+	uint32_t at = pb->cb.used_bytes;
+
+	pagoda_cmd_fill(&pb->cb, 0, size, pattern);
+	phys_patch(pb, slot, dst, at + 8);
+}
+
+void pagoda_phys_crc32(struct pagoda_physbuf *pb, uint32_t src_slot, uint64_t src,
+		       uint64_t size, uint32_t dst_slot, uint64_t dst)
+{
+	uint32_t at = pb->cb.used_bytes;
+
+	pagoda_cmd_crc32(&pb->cb, 0, size, 0);
+	phys_patch(pb, src_slot, src, at + 8);
+	phys_patch(pb, dst_slot, dst, at + 24);
+}
+
+void pagoda_phys_write_imm(struct pagoda_physbuf *pb, uint32_t slot, uint64_t dst,
+			   const uint32_t *values, uint32_t count)
+{
+	uint32_t at = pb->cb.used_bytes;
+
+	if (count > PAGODA_CMD_MAX_DWORDS - 4 && !pb->cb.error)
+		pb->cb.error = -EINVAL;
+	pagoda_cmd_write_imm(&pb->cb, 0, values, count);
+	phys_patch(pb, slot, dst, at + 8);
+}

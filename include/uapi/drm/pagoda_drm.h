@@ -28,6 +28,7 @@ extern "C" {
 #define DRM_PAGODA_CTX_DESTROY		0x08
 #define DRM_PAGODA_SUBMIT		0x09
 #define DRM_PAGODA_CTX_QUERY		0x0a
+#define DRM_PAGODA_SUBMIT_PHYS		0x0b
 
 #define DRM_IOCTL_PAGODA_GET_PARAM	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_GET_PARAM, \
 						 struct drm_pagoda_get_param)
@@ -51,6 +52,8 @@ extern "C" {
 						struct drm_pagoda_submit)
 #define DRM_IOCTL_PAGODA_CTX_QUERY	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_CTX_QUERY, \
 						 struct drm_pagoda_ctx_query)
+#define DRM_IOCTL_PAGODA_SUBMIT_PHYS	DRM_IOWR(DRM_COMMAND_BASE + DRM_PAGODA_SUBMIT_PHYS, \
+						 struct drm_pagoda_submit_phys)
 
 /**
  * enum drm_pagoda_param - values DRM_IOCTL_PAGODA_GET_PARAM reports
@@ -78,6 +81,9 @@ extern "C" {
  * @DRM_PAGODA_PARAM_MMU_LEVELS: page-table levels of the device (2 to 4).
  * @DRM_PAGODA_PARAM_VA_START: lowest VA an address space maps
  *	(DRM_PAGODA_VA_START).
+ * @DRM_PAGODA_PARAM_MAX_SLOT_ID: rows of the resource table of a
+ *	physical-mode submission: every slot id is below it
+ *	(DRM_PAGODA_MAX_SLOT_ID, the driver's cap).
  */
 enum drm_pagoda_param {
 	DRM_PAGODA_PARAM_CHIP_ID = 0,
@@ -96,6 +102,7 @@ enum drm_pagoda_param {
 	DRM_PAGODA_PARAM_VA_BITS = 13,
 	DRM_PAGODA_PARAM_MMU_LEVELS = 14,
 	DRM_PAGODA_PARAM_VA_START = 15,
+	DRM_PAGODA_PARAM_MAX_SLOT_ID = 16,
 };
 
 /**
@@ -419,6 +426,8 @@ struct drm_pagoda_submit {
 /* drm_pagoda_ctx_query.status */
 #define DRM_PAGODA_CTX_BANNED		(1u << 0)	/* submissions fail with ECANCELED */
 #define DRM_PAGODA_CTX_FAULTED		(1u << 1)	/* one of its jobs faulted: @fault_* tell */
+#define DRM_PAGODA_CTX_RESET_GUILTY	(1u << 2)	/* one of its jobs hung: a reset stopped it */
+#define DRM_PAGODA_CTX_RESET_INNOCENT	(1u << 3)	/* a reset stopped its jobs, which ran again */
 
 /**
  * struct drm_pagoda_ctx_query - argument of DRM_IOCTL_PAGODA_CTX_QUERY
@@ -429,6 +438,13 @@ struct drm_pagoda_submit {
  * @fault_access: out: its PAGODA_ACCESS_* access
  * @fault_level: out: its page-table level (0xff when not a walk)
  * @pad: must be zero
+ * @resets: out: engine and adapter resets that stopped jobs of the
+ *	context (guilty or innocent), like other drivers' reset status
+ *
+ * The context's reset status: DRM_PAGODA_CTX_RESET_GUILTY once a job of it
+ * ran past the timeout (it is then banned too), DRM_PAGODA_CTX_RESET_INNOCENT
+ * once a reset that another job caused stopped some of its jobs (they ran
+ * again from the start and completed normally).
  */
 struct drm_pagoda_ctx_query {
 	__u32 ctx_id;
@@ -438,6 +454,97 @@ struct drm_pagoda_ctx_query {
 	__u32 fault_access;
 	__u32 fault_level;
 	__u32 pad;
+	__u64 resets;
+};
+
+/* Rows of the resource table of DRM_IOCTL_PAGODA_SUBMIT_PHYS (slot ids). */
+#define DRM_PAGODA_MAX_SLOT_ID		64
+/* Most entries of its allocation list and of its patch-location list. */
+#define DRM_PAGODA_PHYS_MAX_ALLOCS	256
+#define DRM_PAGODA_PHYS_MAX_PATCHES	4096
+
+/* drm_pagoda_phys_alloc.flags */
+#define DRM_PAGODA_PHYS_WRITE		(1u << 0)	/* the buffer writes the allocation */
+
+/**
+ * struct drm_pagoda_phys_alloc - an entry of the allocation list
+ * @handle: a GEM handle of this file, created DRM_PAGODA_BO_PHYSICAL; 0
+ *	for the NULL allocation (a patch-location entry naming it unbinds
+ *	its slot)
+ * @flags: DRM_PAGODA_PHYS_WRITE, or 0 (the buffer only reads it)
+ */
+struct drm_pagoda_phys_alloc {
+	__u32 handle;
+	__u32 flags;
+};
+
+/**
+ * struct drm_pagoda_phys_patch - an entry of the patch-location list
+ * @alloc_index: entry of the allocation list
+ * @slot_id: row of the resource table, below DRM_PAGODA_MAX_SLOT_ID
+ * @alloc_offset: byte of the allocation whose physical address is patched
+ * @patch_offset: byte of the buffer that receives it: an address operand
+ *	(0 for the NULL allocation, which patches nothing)
+ * @split_offset: byte of the buffer (a command boundary) from which the
+ *	slot holds the allocation; non-decreasing along the list
+ */
+struct drm_pagoda_phys_patch {
+	__u32 alloc_index;
+	__u32 slot_id;
+	__u64 alloc_offset;
+	__u32 patch_offset;
+	__u32 split_offset;
+};
+
+/**
+ * struct drm_pagoda_submit_phys - argument of DRM_IOCTL_PAGODA_SUBMIT_PHYS
+ * @ctx_id: a context of this file
+ * @flags: must be zero
+ * @cmds: user pointer to the DMA buffer, copied by the kernel
+ * @cmd_size: its bytes: a multiple of 4, 4 .. DRM_PAGODA_SUBMIT_MAX_SIZE
+ * @alloc_count: entries of @allocs, 0 .. DRM_PAGODA_PHYS_MAX_ALLOCS
+ * @allocs: user pointer to struct drm_pagoda_phys_alloc
+ * @patch_count: entries of @patches, 0 .. DRM_PAGODA_PHYS_MAX_PATCHES
+ * @in_count: syncobjs in @in_syncs (at most DRM_PAGODA_SUBMIT_MAX_SYNCS)
+ * @patches: user pointer to struct drm_pagoda_phys_patch
+ * @in_syncs: user pointer to struct drm_pagoda_sync the job waits for
+ * @out_syncs: user pointer to struct drm_pagoda_sync that receive the
+ *	fence of the buffer's last portion
+ * @out_count: syncobjs in @out_syncs
+ * @portions: out: the portions the buffer ran in (1 when not split)
+ *
+ * The render engine runs the buffer in physical mode: every address in it
+ * is one the kernel patched in, the (segment, offset) of an allocation of
+ * the list. The kernel parses the buffer first and rejects it (EINVAL,
+ * nothing changes) unless each command is NOP, SIGNAL_FENCE, WAIT_FENCE,
+ * COPY, FILL32, WRITE_IMM or CRC32 without flags, each of its address
+ * operands is the @patch_offset of exactly one patch-location entry, and
+ * each access (patched address plus the command's size) stays inside that
+ * entry's allocation, one listed DRM_PAGODA_PHYS_WRITE where the command
+ * writes. Entries bind their allocation to their slot from their
+ * @split_offset until the slot's next entry with a greater one; a patch
+ * offset lies inside that range.
+ *
+ * Allocations are paged in in list order. When one cannot be, the buffer
+ * up to that entry's split offset runs (a portion), the allocations the
+ * resource table holds there stay where they are, others may be evicted,
+ * and paging continues (splitting). The portions run back to back on the
+ * render engine: no other context's job between them.
+ */
+struct drm_pagoda_submit_phys {
+	__u32 ctx_id;
+	__u32 flags;
+	__u64 cmds;
+	__u32 cmd_size;
+	__u32 alloc_count;
+	__u64 allocs;
+	__u32 patch_count;
+	__u32 in_count;
+	__u64 patches;
+	__u64 in_syncs;
+	__u64 out_syncs;
+	__u32 out_count;
+	__u32 portions;
 };
 
 #if defined(__cplusplus)
