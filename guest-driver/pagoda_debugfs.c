@@ -27,7 +27,13 @@
  *   tables per level and where their chunks are, reservations and
  *   mappings; last, the count of spaces and tables;
  * - ``faults``: how many fault records the device queued since probe, and
- *   the last PAGODA_FAULT_LOG of them.
+ *   the last PAGODA_FAULT_LOG of them;
+ * - ``resets``: render engine resets and adapter resets so far;
+ * - ``paging_hang`` (write-only): a write submits a paging job that waits
+ *   forever (WAIT_FENCE on its own completion marker) and waits for it: the
+ *   paging watchdog resets the adapter, the job fails with ETIMEDOUT, and
+ *   the write succeeds; it fails (EIO) if the job ends any other way. How
+ *   tests reach the adapter reset.
  *
  * Reading them takes the locks the data needs, never a BO reservation for
  * longer than a trylock: a busy allocation shows as "busy".
@@ -336,6 +342,34 @@ out:
 	return ret;
 }
 
+/* A paging job that never ends; the watchdog must reset the adapter. */
+static int pagoda_debugfs_paging_hang(struct pagoda_device *pgdev)
+{
+	struct pagoda_engine *engine = &pgdev->engine[PAGODA_ENGINE_PAGING];
+	struct pagoda_job *job = pagoda_job_begin(engine);
+	struct dma_fence *fence;
+	__le32 *cmd;
+	int ret;
+
+	if (IS_ERR(job))
+		return PTR_ERR(job);
+	cmd = pagoda_job_reserve(job, 24);
+	cmd[0] = cpu_to_le32(PAGODA_CMD_HEADER(PAGODA_CMD_WAIT_FENCE, 0, 6));
+	cmd[1] = 0;
+	/* its own marker, written only after this command: never reached */
+	*(__le64 *)(cmd + 2) = cpu_to_le64(engine->markers_dma + job->slot * sizeof(u64));
+	*(__le64 *)(cmd + 4) = cpu_to_le64(U64_MAX);
+	fence = pagoda_job_submit(job);
+	dma_fence_wait(fence, false);
+	ret = fence->error;
+	dma_fence_put(fence);
+	if (ret != -ETIMEDOUT) {
+		drm_err(&pgdev->drm, "hanging paging job: error %d, want %d\n", ret, -ETIMEDOUT);
+		return -EIO;
+	}
+	return 0;
+}
+
 /* Runs @test with the device held; for the test files below. */
 static ssize_t pagoda_debugfs_run(struct pagoda_device *pgdev,
 				  int (*test)(struct pagoda_device *pgdev), size_t len)
@@ -378,6 +412,19 @@ static ssize_t pagoda_debugfs_paging_fault_write(struct file *f, const char __us
 static const struct file_operations pagoda_debugfs_paging_fault_fops = {
 	.owner = THIS_MODULE,
 	.write = pagoda_debugfs_paging_fault_write,
+	.llseek = noop_llseek,
+};
+
+/* "paging_hang" (write-only): see the DOC block. */
+static ssize_t pagoda_debugfs_paging_hang_write(struct file *f, const char __user *buf,
+						size_t len, loff_t *pos)
+{
+	return pagoda_debugfs_run(file_inode(f)->i_private, pagoda_debugfs_paging_hang, len);
+}
+
+static const struct file_operations pagoda_debugfs_paging_hang_fops = {
+	.owner = THIS_MODULE,
+	.write = pagoda_debugfs_paging_hang_write,
 	.llseek = noop_llseek,
 };
 
@@ -429,11 +476,24 @@ static int pagoda_debugfs_faults(struct seq_file *m, void *data)
 	return 0;
 }
 
+static int pagoda_debugfs_resets(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+
+	mutex_lock(&pgdev->recovery_lock);
+	seq_printf(m, "engine resets %llu\nadapter resets %llu\n", pgdev->engine_resets,
+		   pgdev->adapter_resets);
+	mutex_unlock(&pgdev->recovery_lock);
+	return 0;
+}
+
 static const struct drm_debugfs_info pagoda_debugfs_files[] = {
 	{ "segments", pagoda_debugfs_segments },
 	{ "allocations", pagoda_debugfs_allocations },
 	{ "vms", pagoda_debugfs_vms },
 	{ "faults", pagoda_debugfs_faults },
+	{ "resets", pagoda_debugfs_resets },
 };
 
 /**
@@ -450,6 +510,8 @@ void pagoda_debugfs_init(struct pagoda_device *pgdev)
 			    &pagoda_debugfs_paging_fault_fops);
 	debugfs_create_file("paging_selftest", 0200, pgdev->drm.debugfs_root, pgdev,
 			    &pagoda_debugfs_paging_selftest_fops);
+	debugfs_create_file("paging_hang", 0200, pgdev->drm.debugfs_root, pgdev,
+			    &pagoda_debugfs_paging_hang_fops);
 }
 
 /*

@@ -260,6 +260,9 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	spin_lock_init(&pgdev->split_lock);
+	ret = drmm_mutex_init(&pgdev->drm, &pgdev->recovery_lock);
+	if (ret)
+		return ret;
 	pgdev->split_fence_context = dma_fence_context_alloc(1);
 	pgdev->mmio = pcim_iomap_region(pdev, PAGODA_BAR_MMIO, DRIVER_NAME);
 	if (IS_ERR(pgdev->mmio))

@@ -120,11 +120,13 @@ struct pagoda_gart {
  * @bo: the allocation whose page it shows, NULL when it shows nothing
  *	the driver still uses
  * @bo_page: that page of @bo, in segment pages
+ * @generation: &pagoda_host_aperture.generation when it was mapped
  * @lru: in &pagoda_host_aperture.lru
  */
 struct pagoda_host_aperture_slot {
 	struct pagoda_bo *bo;
 	u32 bo_page;
+	u32 generation;
 	struct list_head lru;
 };
 
@@ -139,6 +141,8 @@ struct pagoda_host_aperture_slot {
  * @lru: the slots, least recently used first
  * @maps: segment pages mapped into slots so far
  * @reuses: mappings that took a slot from another page
+ * @generation: adapter resets so far: a slot mapped in an older generation
+ *	shows nothing any more (written by the reset without @lock)
  *
  * See the DOC block of pagoda_host_aperture.c.
  */
@@ -151,6 +155,7 @@ struct pagoda_host_aperture {
 	struct list_head lru;
 	u64 maps;
 	u64 reuses;
+	u32 generation;
 };
 
 /**
@@ -234,6 +239,11 @@ struct pagoda_fault_entry {
  *	under @phys_lock, read by eviction without a lock
  * @split_fence_context: dma_fence context of the split barriers
  * @split_seqno: seqno of the last barrier, under @phys_lock
+ * @recovery_lock: serialises the recoveries (render timeout, paging
+ *	watchdog); taken before a reset's engine submit locks
+ * @reset_seq: recoveries so far, under @recovery_lock
+ * @engine_resets: render engine resets, under @recovery_lock
+ * @adapter_resets: adapter resets, under @recovery_lock
  *
  * Locking: each member that changes after probe has its lock above.
  * Everything else is written in probe before drm_dev_register() or in
@@ -279,6 +289,10 @@ struct pagoda_device {
 	struct pagoda_gpu_ctx *split_ctx;
 	u64 split_fence_context;
 	u64 split_seqno;
+	struct mutex recovery_lock; /* see @recovery_lock above */
+	u64 reset_seq;
+	u64 engine_resets;
+	u64 adapter_resets;
 };
 
 static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)
@@ -304,6 +318,9 @@ void pagoda_irq_fini(struct pagoda_device *pgdev);
 extern const struct pci_error_handlers pagoda_pci_err_handlers;
 
 void pagoda_engines_stop(struct pagoda_device *pgdev, int error);
+struct pagoda_job;
+void pagoda_adapter_reset(struct pagoda_device *pgdev, struct pagoda_job *guilty);
+void pagoda_paging_timedout(struct work_struct *work);
 int pagoda_ttm_init(struct pagoda_device *pgdev);
 void pagoda_ttm_fini(struct pagoda_device *pgdev);
 unsigned int pagoda_mem_type_segment(u32 mem_type);
@@ -327,6 +344,7 @@ void pagoda_gart_usage(struct pagoda_device *pgdev, u64 *entries, u64 *used);
 int pagoda_host_aperture_init(struct pagoda_device *pgdev);
 void pagoda_host_aperture_release_bo(struct pagoda_device *pgdev, struct pagoda_bo *bo);
 void pagoda_host_aperture_reset(struct pagoda_device *pgdev);
+void pagoda_host_aperture_forget(struct pagoda_device *pgdev);
 vm_fault_t pagoda_host_aperture_fault(struct vm_fault *vmf, struct pagoda_bo *bo);
 void pagoda_host_aperture_stats(struct pagoda_device *pgdev, u64 *maps, u64 *reuses, u32 *used);
 

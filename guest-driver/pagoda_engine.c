@@ -52,6 +52,8 @@ static_assert(PAGODA_JOB_BUF_SIZE <= PAGODA_RING_MAX_LENGTH);
 
 /* How long a submitter waits for a free slot before it gives up. */
 #define PAGODA_SLOT_TIMEOUT		(10 * HZ)
+/* How long the paging engine may make no progress before the adapter is reset. */
+#define PAGODA_PAGING_TIMEOUT		(10 * HZ)
 
 static const char *pagoda_fence_driver_name(struct dma_fence *fence)
 {
@@ -106,6 +108,7 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 	INIT_LIST_HEAD(&engine->pending);
 	engine->fence_context = dma_fence_context_alloc(1);
 	engine->next_seqno = 1;
+	INIT_DELAYED_WORK(&engine->tdr, pagoda_paging_timedout);
 
 	engine->ring = dmam_alloc_coherent(dev, PAGODA_RING_ENTRIES * PAGODA_RING_ENTRY_SIZE,
 					   &engine->ring_dma, GFP_KERNEL);
@@ -118,6 +121,22 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 	return 0;
 }
 
+/* Program the ring, empty; the submit lock is held. */
+static void pagoda_engine_program(struct pagoda_engine *engine)
+{
+	struct pagoda_device *pgdev = engine->pgdev;
+
+	lockdep_assert_held(&engine->submit_lock);
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), 0);
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_LO),
+		     lower_32_bits(engine->ring_dma));
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_HI),
+		     upper_32_bits(engine->ring_dma));
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), PAGODA_RING_ENTRIES);
+	engine->tail = 0;
+	engine->running = true;
+}
+
 /**
  * pagoda_engine_start - program the ring and accept jobs
  * @engine: engine whose ring the device does not run (after probe or reset)
@@ -127,17 +146,8 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
  */
 void pagoda_engine_start(struct pagoda_engine *engine)
 {
-	struct pagoda_device *pgdev = engine->pgdev;
-
 	mutex_lock(&engine->submit_lock);
-	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), 0);
-	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_LO),
-		     lower_32_bits(engine->ring_dma));
-	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_HI),
-		     upper_32_bits(engine->ring_dma));
-	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), PAGODA_RING_ENTRIES);
-	engine->tail = 0;
-	engine->running = true;
+	pagoda_engine_program(engine);
 	mutex_unlock(&engine->submit_lock);
 }
 
@@ -178,6 +188,41 @@ void pagoda_engine_stop(struct pagoda_engine *engine, int error)
 }
 
 /**
+ * pagoda_engine_abort_locked - drop the jobs an engine reset aborted
+ * @engine: the engine, its submit lock held, just reset
+ * @error: negative errno for the fences of the jobs that did not retire
+ *
+ * What retired before the reset keeps its status; the ring is programmed
+ * again, empty.
+ */
+void pagoda_engine_abort_locked(struct pagoda_engine *engine, int error)
+{
+	lockdep_assert_held(&engine->submit_lock);
+	pagoda_engine_retire(engine);
+	pagoda_engine_signal_all(engine, error);
+	pagoda_engine_program(engine);
+}
+
+/**
+ * pagoda_engine_oldest - the engine's oldest job not retired
+ * @engine: the engine
+ *
+ * Return: the job with a reference on its fence, or NULL.
+ */
+struct pagoda_job *pagoda_engine_oldest(struct pagoda_engine *engine)
+{
+	struct pagoda_job *job;
+	unsigned long flags;
+
+	spin_lock_irqsave(&engine->fence_lock, flags);
+	job = list_first_entry_or_null(&engine->pending, struct pagoda_job, link);
+	if (job)
+		dma_fence_get(&job->fence);
+	spin_unlock_irqrestore(&engine->fence_lock, flags);
+	return job;
+}
+
+/**
  * pagoda_engine_fini - release the references an engine holds
  * @engine: a stopped engine
  */
@@ -185,6 +230,7 @@ void pagoda_engine_fini(struct pagoda_engine *engine)
 {
 	unsigned int i;
 
+	cancel_delayed_work_sync(&engine->tdr);
 	for (i = 0; i < PAGODA_ENGINE_SLOTS; i++) {
 		if (engine->slot_job[i])
 			dma_fence_put(&engine->slot_job[i]->fence);
@@ -211,6 +257,13 @@ static u64 pagoda_engine_read_fence(struct pagoda_engine *engine)
 	return (u64)hi << 32 | lo;
 }
 
+/* The paging engine's watchdog starts again: it has work, and made progress. */
+static void pagoda_engine_arm_tdr(struct pagoda_engine *engine)
+{
+	if (engine->id == PAGODA_ENGINE_PAGING)
+		mod_delayed_work(system_wq, &engine->tdr, PAGODA_PAGING_TIMEOUT);
+}
+
 /**
  * pagoda_engine_retire - signal the jobs the engine has retired
  * @engine: engine whose interrupt fired (or that is being stopped)
@@ -223,6 +276,7 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
 	u64 retired = pagoda_engine_read_fence(engine);
 	struct pagoda_job *job, *next;
 	unsigned long flags;
+	bool progress = false;
 
 	/* the markers were written before the fence register moved */
 	dma_rmb();
@@ -246,6 +300,13 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
 		/* callbacks count the job's time against the last retirement */
 		dma_fence_signal_locked(&job->fence);
 		engine->last_retire_ns = ktime_get_raw_ns();
+		progress = true;
+	}
+	if (engine->id == PAGODA_ENGINE_PAGING && progress) {
+		if (list_empty(&engine->pending))
+			cancel_delayed_work(&engine->tdr);
+		else
+			pagoda_engine_arm_tdr(engine);
 	}
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
 }
@@ -545,6 +606,8 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	trace_pagoda_job_submit(engine->id, job->fence.seqno, job->cmd_bytes);
 
 	spin_lock_irqsave(&engine->fence_lock, flags);
+	if (list_empty(&engine->pending))
+		pagoda_engine_arm_tdr(engine);
 	list_add_tail(&job->link, &engine->pending);
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
 	engine->slot_job[job->slot] = job;
@@ -569,4 +632,46 @@ void pagoda_job_abort(struct pagoda_job *job)
 	mutex_unlock(&job->engine->submit_lock);
 	dma_fence_put(job->prev);
 	kfree(job);
+}
+
+/**
+ * pagoda_engine_replay_locked - run again what an adapter reset aborted
+ * @engine: the engine, its submit lock held, after an adapter reset (the
+ *	device forgot the ring; what retired before was signalled)
+ * @guilty: a job not to run again (it hung): it fails with -ETIMEDOUT
+ *
+ * The ring is programmed again and every pending job is written to it
+ * again, in order, with its buffer and its original fence (the model's
+ * resubmission of paging buffers).
+ */
+void pagoda_engine_replay_locked(struct pagoda_engine *engine, struct pagoda_job *guilty)
+{
+	struct pagoda_job *job, *next;
+	unsigned long flags;
+	unsigned int e;
+
+	lockdep_assert_held(&engine->submit_lock);
+	pagoda_engine_program(engine);
+	for (e = 0; e < PAGODA_RING_ENTRIES; e++) {
+		if (engine->entry_job[e])
+			dma_fence_put(&engine->entry_job[e]->fence);
+		engine->entry_job[e] = NULL;
+	}
+	spin_lock_irqsave(&engine->fence_lock, flags);
+	list_for_each_entry_safe(job, next, &engine->pending, link) {
+		if (job == guilty) {
+			dma_fence_set_error(&job->fence, -ETIMEDOUT);
+			list_del_init(&job->link);
+			dma_fence_signal_locked(&job->fence);
+			continue;
+		}
+		job->entry = engine->tail;
+		pagoda_ring_write(engine, job);
+	}
+	spin_unlock_irqrestore(&engine->fence_lock, flags);
+	if (engine->tail) {
+		pagoda_engine_arm_tdr(engine);
+		pagoda_write(engine->pgdev, eng_reg(engine, PAGODA_ENG_RING_TAIL), engine->tail);
+		pagoda_write(engine->pgdev, eng_reg(engine, PAGODA_ENG_DOORBELL), 1);
+	}
 }

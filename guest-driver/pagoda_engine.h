@@ -11,6 +11,7 @@
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/workqueue.h>
 
 struct pagoda_device;
 
@@ -105,6 +106,9 @@ struct pagoda_job {
  * @last_retire_ns: when the engine last retired a job, under @fence_lock:
  *	what a job's time on the engine is counted from, at the earliest
  * @running: the ring is programmed; cleared before a reset or unplug
+ * @tdr: the paging engine's watchdog: runs when its oldest job made no
+ *	progress for PAGODA_PAGING_TIMEOUT (pagoda_reset.c); re-armed at each
+ *	retirement. The render engine's is drm_sched's.
  */
 struct pagoda_engine {
 	struct pagoda_device *pgdev;
@@ -129,15 +133,19 @@ struct pagoda_engine {
 	struct list_head pending;
 	u64 last_retire_ns;
 	bool running;
+	struct delayed_work tdr;
 };
 
 int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine,
 		       unsigned int id);
 void pagoda_engine_start(struct pagoda_engine *engine);
 void pagoda_engine_stop(struct pagoda_engine *engine, int error);
+void pagoda_engine_abort_locked(struct pagoda_engine *engine, int error);
+void pagoda_engine_replay_locked(struct pagoda_engine *engine, struct pagoda_job *guilty);
 void pagoda_engine_fini(struct pagoda_engine *engine);
 void pagoda_engine_retire(struct pagoda_engine *engine);
 int pagoda_engine_idle(struct pagoda_engine *engine, long timeout);
+struct pagoda_job *pagoda_engine_oldest(struct pagoda_engine *engine);
 void pagoda_engine_fault(struct pagoda_engine *engine, u32 context);
 bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context);
 u64 pagoda_engine_busy_since(struct pagoda_engine *engine, u64 submit_ns);

@@ -132,6 +132,23 @@ void pagoda_host_aperture_reset(struct pagoda_device *pgdev)
 	mutex_unlock(&ha->lock);
 }
 
+/**
+ * pagoda_host_aperture_forget - an adapter reset is about to unmap every slot
+ * @pgdev: the device
+ *
+ * Called without the slots' lock (a fault holding it may wait for the
+ * paging engine the reset recovers): the slots mapped so far belong to an
+ * old generation, which the next fault maps again, and every CPU mapping
+ * of an allocation is zapped so that the next access faults.
+ */
+void pagoda_host_aperture_forget(struct pagoda_device *pgdev)
+{
+	struct pagoda_host_aperture *ha = &pgdev->host_aperture;
+
+	WRITE_ONCE(ha->generation, ha->generation + 1);
+	unmap_mapping_range(pgdev->drm.anon_inode->i_mapping, 0, 0, 1);
+}
+
 /*
  * Slots showing allocation pages [first, first + count) of @bo, which is
  * in hidden VRAM: those already mapped are used again, the others take the
@@ -152,6 +169,11 @@ static int slots_get(struct pagoda_device *pgdev, struct pagoda_bo *bo, u32 firs
 	for (i = 0; i < count; i++) {
 		void *entry = xa_load(&bo->host_aperture_slots, first + i);
 
+		/* mapped before an adapter reset, which the device forgot */
+		if (entry && ha->slots[xa_to_value(entry)].generation != READ_ONCE(ha->generation)) {
+			slot_release(ha, &ha->slots[xa_to_value(entry)]);
+			entry = NULL;
+		}
 		if (entry) {
 			slots[i] = xa_to_value(entry);
 			list_move_tail(&ha->slots[slots[i]].lru, &ha->lru);
@@ -195,6 +217,7 @@ static int slots_get(struct pagoda_device *pgdev, struct pagoda_bo *bo, u32 firs
 			return ret;
 		slot->bo = bo;
 		slot->bo_page = first + new_pages[i];
+		slot->generation = READ_ONCE(ha->generation);
 	}
 	ha->maps += n;
 	return 0;

@@ -24,14 +24,33 @@
  * the aperture's table (whose entries are in system memory and survive),
  * then the rings. The contexts' roots are set again by each space's next
  * job, in whatever slot it gets.
+ *
+ * The adapter reset is the driver's own recovery (the model's TDR), for a
+ * paging engine that made no progress for PAGODA_PAGING_TIMEOUT (the
+ * engine's watchdog, pagoda_engine.c) and for a render engine that did
+ * not come back from its engine reset (pagoda_sched.c). With the render
+ * scheduler stopped and both engines' submit locks held, the driver
+ * retires what the engines finished, writes RESET_ADAPTER and restores:
+ * interrupts, the aperture's table, the rings; the render jobs the reset
+ * aborted fail on the engine and run again through the scheduler (new
+ * engine fences), the paging jobs are written to the ring again, in
+ * order, with their original fences, except the one that hung (it fails
+ * with -ETIMEDOUT). The contexts' roots are set again by each space's
+ * next job; the host aperture's mappings are forgotten (every CPU mapping
+ * of an allocation is zapped before the reset, and a slot mapped before it
+ * is mapped again by the next fault). VRAM keeps its contents, so no
+ * allocation loses data. The reset lock is only tried: a PCI function
+ * reset in progress does the restoring itself.
  */
 
 #include <linux/mm.h>
 #include <linux/pci.h>
 
+#include <drm/drm_drv.h>
 #include <drm/drm_print.h>
 
 #include "pagoda_drv.h"
+#include "pagoda_vm.h"
 
 /* Reprogram everything the device lost in a reset. */
 static int pagoda_reset_restore(struct pagoda_device *pgdev)
@@ -49,6 +68,70 @@ static int pagoda_reset_restore(struct pagoda_device *pgdev)
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
 		pagoda_engine_start(&pgdev->engine[e]);
 	return 0;
+}
+
+/**
+ * pagoda_adapter_reset - reset the whole device and restore it (TDR)
+ * @pgdev: the device; the render scheduler stopped, the recovery lock held
+ * @guilty: the paging job that hung (not run again), or NULL
+ *
+ * See the DOC block.
+ */
+void pagoda_adapter_reset(struct pagoda_device *pgdev, struct pagoda_job *guilty)
+{
+	struct pagoda_engine *paging = &pgdev->engine[PAGODA_ENGINE_PAGING];
+	struct pagoda_engine *render = &pgdev->engine[PAGODA_ENGINE_RENDER];
+	int idx;
+
+	lockdep_assert_held(&pgdev->recovery_lock);
+	if (!drm_dev_enter(&pgdev->drm, &idx))
+		return;
+	if (!down_read_trylock(&pgdev->reset_lock)) {
+		drm_dev_exit(idx);
+		return;
+	}
+	drm_warn(&pgdev->drm, "adapter reset\n");
+	mutex_lock(&paging->submit_lock);
+	/* the two engines' locks are of one class: the paging one is taken first */
+	mutex_lock_nested(&render->submit_lock, SINGLE_DEPTH_NESTING);
+	pagoda_engine_retire(paging);
+	pagoda_engine_retire(render);
+	pagoda_host_aperture_forget(pgdev);
+	pagoda_write(pgdev, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
+	/* the reset emptied the fault queue and cleared FAULT_LOST */
+	pgdev->faults_lost = 0;
+	pagoda_engine_abort_locked(render, -ETIMEDOUT);
+	pagoda_slots_reset(pgdev);
+	pagoda_irq_enable(pgdev);
+	pagoda_gart_program(pgdev);
+	pagoda_engine_replay_locked(paging, guilty);
+	mutex_unlock(&render->submit_lock);
+	mutex_unlock(&paging->submit_lock);
+	pgdev->adapter_resets++;
+	drm_info(&pgdev->drm, "device restored after adapter reset\n");
+	up_read(&pgdev->reset_lock);
+	drm_dev_exit(idx);
+}
+
+/**
+ * pagoda_paging_timedout - the paging engine's watchdog fired
+ * @work: &pagoda_engine.tdr of the paging engine
+ *
+ * Its oldest job made no progress for PAGODA_PAGING_TIMEOUT: the adapter
+ * is reset, that job fails with -ETIMEDOUT, the others run again.
+ */
+void pagoda_paging_timedout(struct work_struct *work)
+{
+	struct pagoda_engine *engine = container_of(to_delayed_work(work), struct pagoda_engine,
+						    tdr);
+	struct pagoda_job *job = pagoda_engine_oldest(engine);
+
+	if (!job)
+		return;
+	drm_err(&engine->pgdev->drm, "paging job %llu made no progress: adapter reset\n",
+		job->fence.seqno);
+	pagoda_recover_adapter(engine->pgdev, job);
+	dma_fence_put(&job->fence);
 }
 
 static void pagoda_reset_prepare(struct pci_dev *pdev)

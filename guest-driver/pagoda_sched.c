@@ -32,9 +32,16 @@
  * from the space; the slot is resumed and freed once its last job retired.
  * The space's next job gets another slot: other processes never notice.
  *
- * A job that runs longer than PAGODA_RENDER_TIMEOUT is treated as hung:
- * its context is banned, the render engine is reset and every job it
- * held fails with -ETIMEDOUT.
+ * A job that runs longer than PAGODA_RENDER_TIMEOUT is treated as hung
+ * (drm_sched's timeout): it is guilty, its context banned, and the render
+ * engine is reset. The hung job fails with -ETIMEDOUT; every other job the
+ * reset aborted is innocent and runs again from its start with a new
+ * engine fence (its scheduler fence, the one user space holds, is the
+ * same), except those of banned contexts (-ECANCELED). An engine that
+ * does not come back from its reset is promoted to an adapter reset
+ * (pagoda_reset.c), as is a paging engine that makes no progress.
+ * DRM_IOCTL_PAGODA_CTX_QUERY reports whether a context was guilty or
+ * innocent of a reset, and how many resets stopped its jobs.
  */
 
 #include <linux/slab.h>
@@ -399,6 +406,8 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	hw->owner = ctx;
 	job->run_ns = ktime_get_raw_ns();
 	fence = pagoda_job_submit(hw);
+	dma_fence_put(job->hw_fence);
+	job->hw_fence = dma_fence_get(fence);
 	trace_pagoda_render_run(ctx->id, job->slot, fence->seqno);
 	if (dma_fence_add_callback(fence, &job->slot_cb, pagoda_slot_job_done)) {
 		/* retired already (an engine stopped): nothing to count */
@@ -409,24 +418,86 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	return fence;
 }
 
-static void pagoda_render_reset(struct pagoda_device *pgdev)
+/*
+ * Reset the render engine: every job it held is aborted (its fence gets
+ * -ETIMEDOUT). Returns false when the engine did not come back (still busy,
+ * or the ring not empty).
+ */
+static bool pagoda_render_engine_reset(struct pagoda_device *pgdev)
 {
 	struct pagoda_engine *engine = &pgdev->engine[PAGODA_ENGINE_RENDER];
+	u32 base = PAGODA_REG_ENGINE(PAGODA_ENGINE_RENDER);
+	bool back;
 	int idx;
 
 	if (!drm_dev_enter(&pgdev->drm, &idx))
-		return;
+		return true;
+	mutex_lock(&engine->submit_lock);
+	/* what retired before the reset keeps its status */
+	pagoda_engine_retire(engine);
 	pagoda_write(pgdev, PAGODA_REG_RESET, PAGODA_RESET_ENGINE(PAGODA_ENGINE_RENDER));
-	pagoda_engine_stop(engine, -ETIMEDOUT);
-	pagoda_engine_start(engine);
+	back = !(pagoda_read(pgdev, base + PAGODA_ENG_STATUS) & PAGODA_ENG_STATUS_BUSY) &&
+	       pagoda_read(pgdev, base + PAGODA_ENG_RING_HEAD) ==
+	       pagoda_read(pgdev, base + PAGODA_ENG_RING_TAIL);
+	pagoda_engine_abort_locked(engine, -ETIMEDOUT);
+	mutex_unlock(&engine->submit_lock);
+	pgdev->engine_resets++;
 	drm_dev_exit(idx);
+	return back;
+}
+
+/* A reset stopped jobs of @ctx: count it once per reset. */
+static void pagoda_ctx_reset_hit(struct pagoda_gpu_ctx *ctx, u64 reset)
+{
+	if (ctx->last_reset != reset) {
+		ctx->last_reset = reset;
+		ctx->resets++;
+	}
 }
 
 /*
- * A job ran PAGODA_RENDER_TIMEOUT: ban its context and reset the engine.
- * The scheduler took the job off its pending list to call this: it goes
- * back, and completes like every job the reset stops, through its fence,
- * with -ETIMEDOUT. No job starts meanwhile.
+ * After a reset, with the scheduler stopped: each job the reset aborted
+ * (its engine fence failed with -ETIMEDOUT) runs again with a new engine
+ * fence unless it is @bad (it keeps the failed fence: -ETIMEDOUT) or its
+ * context was banned (-ECANCELED). Jobs that retired before the reset keep
+ * their fence and its status; one the reset did not reach (no reset, the
+ * device going away) keeps waiting for its own.
+ */
+static void pagoda_render_resubmit(struct pagoda_device *pgdev, struct drm_sched_job *bad)
+{
+	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
+	u64 reset = ++pgdev->reset_seq;
+	struct drm_sched_job *s_job;
+
+	list_for_each_entry(s_job, &sched->pending_list, list) {
+		struct pagoda_render_job *job = to_render_job(s_job);
+		struct dma_fence *hw = job->hw_fence, *fence;
+
+		s_job->s_fence->parent = NULL;
+		if (!hw || !dma_fence_is_signaled(hw) || hw->error != -ETIMEDOUT) {
+			s_job->s_fence->parent = hw ? dma_fence_get(hw) : NULL;
+			continue;
+		}
+		pagoda_ctx_reset_hit(job->ctx, reset);
+		if (s_job == bad) {
+			s_job->s_fence->parent = dma_fence_get(hw);
+			continue;
+		}
+		if (READ_ONCE(job->ctx->banned))
+			continue;	/* drm_sched_start() cancels it */
+		WRITE_ONCE(job->ctx->reset_innocent, true);
+		fence = pagoda_render_run_job(s_job);
+		if (IS_ERR(fence))
+			dma_fence_set_error(&s_job->s_fence->finished, PTR_ERR(fence));
+		else
+			s_job->s_fence->parent = fence;
+	}
+}
+
+/*
+ * A job ran PAGODA_RENDER_TIMEOUT: it is guilty, its context banned. The
+ * render engine is reset; when it does not come back the whole adapter is
+ * (pagoda_adapter_reset()). Innocent jobs the reset aborted run again.
  */
 static enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *sched_job)
 {
@@ -436,15 +507,39 @@ static enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *
 
 	drm_warn(&pgdev->drm, "render job of context %u timed out: engine reset\n",
 		 job->ctx->id);
-	drm_sched_wqueue_stop(sched);
-	/* pairs with CTX_QUERY's smp_load_acquire(): no fault record here */
-	smp_store_release(&job->ctx->banned, true);
-	spin_lock(&sched->job_list_lock);
-	list_add(&sched_job->list, &sched->pending_list);
-	spin_unlock(&sched->job_list_lock);
-	pagoda_render_reset(pgdev);
-	drm_sched_wqueue_start(sched);
+	mutex_lock(&pgdev->recovery_lock);
+	drm_sched_stop(sched, sched_job);
+	WRITE_ONCE(job->ctx->reset_guilty, true);
+	/* no fault record: CTX_QUERY reports a ban without one */
+	pagoda_gpu_ctx_ban(job->ctx);
+	if (!pagoda_render_engine_reset(pgdev)) {
+		drm_err(&pgdev->drm, "render engine did not come back: adapter reset\n");
+		pagoda_adapter_reset(pgdev, NULL);
+	}
+	pagoda_render_resubmit(pgdev, sched_job);
+	drm_sched_start(sched);
+	mutex_unlock(&pgdev->recovery_lock);
 	return DRM_GPU_SCHED_STAT_NOMINAL;
+}
+
+/**
+ * pagoda_recover_adapter - the paging engine hung: reset the adapter
+ * @pgdev: the device
+ * @guilty: the paging job that made no progress; it fails with -ETIMEDOUT
+ *
+ * Render jobs the reset aborted run again (innocent), paging jobs run again
+ * with their original fences.
+ */
+void pagoda_recover_adapter(struct pagoda_device *pgdev, struct pagoda_job *guilty)
+{
+	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
+
+	mutex_lock(&pgdev->recovery_lock);
+	drm_sched_stop(sched, NULL);
+	pagoda_adapter_reset(pgdev, guilty);
+	pagoda_render_resubmit(pgdev, NULL);
+	drm_sched_start(sched);
+	mutex_unlock(&pgdev->recovery_lock);
 }
 
 static void pagoda_render_free_job(struct drm_sched_job *sched_job)
@@ -454,6 +549,7 @@ static void pagoda_render_free_job(struct drm_sched_job *sched_job)
 	/* a last portion freed without running (its entity was killed) */
 	if (job->split_last)
 		pagoda_split_barrier_signal(job->ctx->vm->pgdev, job->split);
+	dma_fence_put(job->hw_fence);
 	pagoda_render_job_free(job);
 }
 
@@ -718,10 +814,14 @@ int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *
 	args->fault_code = 0;
 	args->fault_access = 0;
 	args->fault_level = 0;
-	args->resets = 0;
+	args->resets = READ_ONCE(ctx->resets);
+	if (READ_ONCE(ctx->reset_guilty))
+		args->status |= DRM_PAGODA_CTX_RESET_GUILTY;
+	if (READ_ONCE(ctx->reset_innocent))
+		args->status |= DRM_PAGODA_CTX_RESET_INNOCENT;
 	/* pairs with the ban's smp_store_release(): the record is complete */
 	if (smp_load_acquire(&ctx->banned)) {
-		args->status = DRM_PAGODA_CTX_BANNED;
+		args->status |= DRM_PAGODA_CTX_BANNED;
 		if (ctx->fault.code) {
 			args->status |= DRM_PAGODA_CTX_FAULTED;
 			args->fault_va = ctx->fault.va;

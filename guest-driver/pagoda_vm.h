@@ -198,7 +198,13 @@ struct pagoda_vma {
  *	taken before &pagoda_vm.lock
  * @banned: set when one of its jobs faulted: its later jobs are cancelled
  * @fault: the first fault, valid once @banned
+ * @reset_guilty: one of its jobs hung and was stopped by a reset
+ * @reset_innocent: a reset stopped jobs of it, which ran again
+ * @resets: resets that stopped its jobs
+ * @last_reset: &pagoda_device.reset_seq of the last of them
  * @refcount: the file's handle and each job hold one
+ *
+ * The reset fields are written by the recovery (&pagoda_device.recovery_lock).
  */
 struct pagoda_gpu_ctx {
 	u32 id;
@@ -208,6 +214,10 @@ struct pagoda_gpu_ctx {
 	struct mutex submit_lock; /* see @submit_lock above */
 	bool banned;
 	struct pagoda_fault fault;
+	bool reset_guilty;
+	bool reset_innocent;
+	u64 resets;
+	u64 last_reset;
 	struct kref refcount;
 };
 
@@ -223,6 +233,8 @@ struct pagoda_gpu_ctx {
  * @split_last: the last portion of a split buffer
  * @split: for a portion of a split buffer, the buffer's barrier (a
  *	reference): see pagoda_phys.c
+ * @hw_fence: the engine's fence of its last run (a reference), for the
+ *	recovery to tell a job a reset aborted from one that retired
  * @slot: the device context it ran in
  * @slot_cb: releases @slot when @hw_fence signals
  * @run_ns: when it was handed to the engine
@@ -236,6 +248,7 @@ struct pagoda_render_job {
 	bool physical;
 	bool split_last;
 	struct dma_fence *split;
+	struct dma_fence *hw_fence;
 	u32 slot;
 	struct dma_fence_cb slot_cb;
 	u64 run_ns;
@@ -314,6 +327,8 @@ void pagoda_gpu_ctx_ban(struct pagoda_gpu_ctx *ctx);
 struct pagoda_render_job *pagoda_render_job_create(struct pagoda_gpu_ctx *ctx);
 void pagoda_render_job_free(struct pagoda_render_job *job);
 void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *barrier);
+struct pagoda_job;
+void pagoda_recover_adapter(struct pagoda_device *pgdev, struct pagoda_job *guilty);
 int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs);
 int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_file *file,
 			    const struct drm_pagoda_sync *in, u32 count);

@@ -3,8 +3,8 @@
  * A render job that never ends (a command buffer that jumps to itself):
  * the scheduler's timeout resets the render engine, the job's fence
  * carries ETIMEDOUT (read through a sync_file exported from its syncobj),
- * its context is banned without a fault record, and a job of another
- * context submitted afterwards runs normally.
+ * its context is banned and guilty without a fault record, and a job of
+ * another context submitted afterwards runs normally.
  */
 #include <libpagoda.h>
 
@@ -66,8 +66,10 @@ int main(void)
 	pt_check(t > 5, "not before the scheduler's timeout (%.1f s)", t);
 	memset(&q, 0, sizeof(q));
 	ret = pagoda_ctx_query(&dev, hang_ctx, &q);
-	pt_check(!ret && q.status == DRM_PAGODA_CTX_BANNED,
-		 "its context is banned, with no fault record (status 0x%x)", q.status);
+	pt_check(!ret && q.status == (DRM_PAGODA_CTX_BANNED | DRM_PAGODA_CTX_RESET_GUILTY) &&
+		 q.resets == 1,
+		 "its context is banned and guilty of 1 reset, with no fault record (status 0x%x)",
+		 q.status);
 	ret = pagoda_submit(&dev, hang_ctx, loop.va, cb.used_bytes, NULL, 0, NULL, 0);
 	pt_check(ret == -ECANCELED, "the banned context takes no job (%d)", ret);
 

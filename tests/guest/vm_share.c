@@ -50,7 +50,6 @@
 #define KIB		1024ull
 #define MIB		(1024 * KIB)
 #define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
-#define DEBUGFS_DRI	"/sys/kernel/debug/dri"
 
 /* The many-processes test. */
 #define NPROC		100
@@ -972,28 +971,6 @@ static void test_many_processes(struct pagoda_dev *main_dev)
 /* debugfs                                                              */
 
 /* The Pagoda device's debugfs directory: the one with an "allocations" file. */
-static int debugfs_dir(char *path, size_t len)
-{
-	struct dirent *de;
-	DIR *dir = opendir(DEBUGFS_DRI);
-	struct stat st;
-	int found = 0;
-
-	if (!dir)
-		return 0;
-	while (!found && (de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, len, DEBUGFS_DRI "/%s/allocations", de->d_name);
-		if (!stat(path, &st)) {
-			snprintf(path, len, DEBUGFS_DRI "/%s", de->d_name);
-			found = 1;
-		}
-	}
-	closedir(dir);
-	return found;
-}
-
 /* The number of the first line of debugfs @name ending in @suffix ("N allocations"), or -1. */
 static long long debugfs_count(const char *name, const char *suffix)
 {
@@ -1128,7 +1105,7 @@ int main(void)
 	uint64_t levels = 0, va_bits = 0;
 	int ret;
 
-	if (debugfs_dir(dbg_dir, sizeof(dbg_dir))) {
+	if (pt_debugfs_dir(dbg_dir, sizeof(dbg_dir))) {
 		allocations = debugfs_count("allocations", " allocations");
 		faults = debugfs_count("faults", " faults");
 	} else {
@@ -1152,6 +1129,6 @@ int main(void)
 	if (dbg_dir[0])
 		check_debugfs_leftovers(allocations, faults);
 	else
-		printf("debugfs: no Pagoda directory under " DEBUGFS_DRI ": leftovers not checked\n");
+		printf("debugfs: no Pagoda directory under /sys/kernel/debug/dri: leftovers not checked\n");
 	return pt_exit();
 }
