@@ -15,13 +15,23 @@
  *   buffer fits), the same allocation kept bound does not (ENOSPC, the
  *   context banned), and a NULL allocation unbinds its slot;
  * - a buffer that needs more at one split point than all that memory is
- *   refused before it runs (ENOSPC), and nothing changes.
+ *   refused before it runs (ENOSPC), and nothing changes;
+ * - the portions run back to back: another process submitting render jobs
+ *   all along has none run between the first portion and the last (the
+ *   order in which the scheduler hands jobs to the engine, from the
+ *   pagoda_render_run tracepoint; skipped without tracing).
  *
  * The small device: vram-size=16M,hidden-vram-size=8M,aperture-size=16M.
  */
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+
 #include <libpagoda.h>
 
 #include "pagoda_vm_test.h"
+
+#define TRACING		"/sys/kernel/tracing"
 
 #define KIB		1024ull
 #define MIB		(1024 * KIB)
@@ -547,6 +557,141 @@ static void test_never_fits(void)
 	}
 }
 
+/* A process that submits small render jobs until killed. */
+static void busy_child(void)
+{
+	struct pagoda_dev cdev;
+	struct pt_buf cmd, data;
+	struct pagoda_cmdbuf cb;
+	uint32_t cctx, sync;
+
+	if (pagoda_open(&cdev) || pagoda_ctx_create(&cdev, DRM_PAGODA_PRIORITY_NORMAL, &cctx) ||
+	    pt_buf_create(&cdev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0) ||
+	    pt_buf_create(&cdev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0) ||
+	    pagoda_syncobj_create(&cdev, &sync))
+		_exit(1);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_fill(&cb, data.va, 4096, 0xc41d);
+	for (;;) {
+		struct drm_pagoda_sync out = { sync, 0, 0 };
+		unsigned int i;
+
+		/* a few in flight, then wait: the queue never runs dry */
+		for (i = 0; i < 4; i++)
+			if (pagoda_submit(&cdev, cctx, cmd.va, cb.used_bytes, NULL, 0, &out, 1))
+				_exit(1);
+		pagoda_syncobj_wait(&cdev, sync, 0, PT_JOB_TIMEOUT_NS);
+	}
+}
+
+/* The slot of the next pagoda_render_run line of @f, or -1 at the end. */
+static int next_run_slot(FILE *f)
+{
+	char line[512];
+
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, "pagoda_render_run:");
+		unsigned int ctx_id, slot;
+
+		if (p && sscanf(p, "pagoda_render_run: ctx=%u slot=%u", &ctx_id, &slot) == 2 &&
+		    slot < PAGODA_NUM_CONTEXTS)
+			return slot;
+	}
+	return -1;
+}
+
+/*
+ * The engine's order from the trace (lines "pagoda_render_run: ctx=C
+ * slot=S"): the split's slot is the one with @portions lines; counts the
+ * other jobs before its first line, between, and after its last.
+ */
+static int check_back_to_back(uint32_t portions, unsigned int *before, unsigned int *between,
+			      unsigned int *after)
+{
+	unsigned int count[PAGODA_NUM_CONTEXTS] = { 0 }, seen = 0, others = 0, i;
+	int slot, split_slot = -1;
+	FILE *f = fopen(TRACING "/trace", "r");
+
+	if (!f)
+		return -1;
+	while ((slot = next_run_slot(f)) >= 0)
+		count[slot]++;
+	for (i = 0; i < PAGODA_NUM_CONTEXTS; i++)
+		if (count[i] == portions)
+			split_slot = i;
+	rewind(f);
+	*before = *between = *after = 0;
+	while (split_slot >= 0 && (slot = next_run_slot(f)) >= 0) {
+		if (slot != split_slot) {
+			others++;
+			continue;
+		}
+		if (!seen++)
+			*before = others;
+		else
+			*between += others;
+		others = 0;
+	}
+	*after = others;
+	fclose(f);
+	return split_slot < 0 ? -1 : 0;
+}
+
+static void test_back_to_back(void)
+{
+	static struct workload w;
+	unsigned int before = 0, between = 0, after = 0, k;
+	struct pagoda_physbuf pb;
+	uint32_t portions = 0;
+	pid_t child;
+	int ret = 0;
+
+	if (access(TRACING "/trace", F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	if (access(TRACING "/events/pagoda/pagoda_render_run/enable", F_OK)) {
+		printf("back to back: no tracing in this kernel, skipped\n");
+		return;
+	}
+	for (k = 0; !ret && k < STEPS; k++) {
+		ret = phys_bo(&w.steps[k], STEP_SIZE, SEG(VRAM) | SEG(VRAM_HIDDEN) | SEG(SYSTEM),
+			      DRM_PAGODA_SEGMENT_VRAM);
+		w.allocs[k] = (struct drm_pagoda_phys_alloc){ w.steps[k].handle,
+							      DRM_PAGODA_PHYS_WRITE };
+	}
+	if (!ret)
+		ret = phys_bo(&w.results, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
+	if (!pt_check(!ret, "back to back: allocations (%s)", strerror(-ret)))
+		return;
+	w.allocs[STEPS] = (struct drm_pagoda_phys_alloc){ w.results.handle,
+							  DRM_PAGODA_PHYS_WRITE };
+	build_workload(&pb);
+	child = fork();
+	if (child == 0)
+		busy_child();
+	pt_write_file(TRACING "/trace", "");
+	pt_write_file(TRACING "/events/pagoda/pagoda_render_run/enable", "1");
+	pt_sleep_ms(300);
+	ret = run_phys(&pb, w.allocs, STEPS + 1, &portions);
+	pt_sleep_ms(300);
+	pt_write_file(TRACING "/events/pagoda/pagoda_render_run/enable", "0");
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	if (pt_check(!ret && portions > 1,
+		     "back to back: the buffer ran in %u portions beside another process (%s)",
+		     portions, strerror(-ret))) {
+		ret = check_back_to_back(portions, &before, &between, &after);
+		pt_check(!ret && !between && before && after,
+			 "no other process's job ran between the portions (%u before, %u between, %u after)",
+			 before, between, after);
+	}
+	for (k = 0; k < STEPS; k++) {
+		pagoda_bo_unmap(&w.steps[k]);
+		pagoda_bo_free(&dev, &w.steps[k]);
+	}
+	pagoda_bo_unmap(&w.results);
+	pagoda_bo_free(&dev, &w.results);
+}
+
 int main(void)
 {
 	uint64_t max_slot = 0;
@@ -566,6 +711,8 @@ int main(void)
 	test_split();
 	test_bind_modes();
 	test_never_fits();
+	if (reachable() < (uint64_t)STEPS * STEP_SIZE)
+		test_back_to_back();
 	pagoda_close(&dev);
 	return pt_exit();
 }
