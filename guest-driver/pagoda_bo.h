@@ -39,6 +39,9 @@ struct pagoda_pt_chunk;
  * @pt_chunk: for an allocation of page tables, its chunk (set once)
  * @gpuva_lock: protects the GEM object's list of address-space links
  *	(drm_gem_gpuva_set_lock()); innermost, see pagoda_vm.c
+ * @phys_last_use: &pagoda_device.phys_clock when a physical-mode
+ *	submission last paged it in, under its reservation (read without it
+ *	to order victims, pagoda_phys.c)
  * @host_aperture_slots: while in hidden VRAM, the host aperture slot
  *	showing each page the CPU touched (page index, in segment pages, to
  *	xa_mk_value(slot)); under &pagoda_host_aperture.lock
@@ -54,6 +57,7 @@ struct pagoda_bo {
 	struct list_head link;
 	struct pagoda_pt_chunk *pt_chunk;
 	struct mutex gpuva_lock; /* see @gpuva_lock above */
+	u64 phys_last_use;
 	struct xarray host_aperture_slots;
 	u32 flags;
 	u32 segments;

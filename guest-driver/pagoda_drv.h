@@ -239,6 +239,7 @@ struct pagoda_fault_entry {
  *	under @phys_lock, read by eviction without a lock
  * @split_fence_context: dma_fence context of the split barriers
  * @split_seqno: seqno of the last barrier, under @phys_lock
+ * @phys_clock: physical-mode uses of allocations so far, under @phys_lock
  * @recovery_lock: serialises the recoveries (render timeout, paging
  *	watchdog); taken before a reset's engine submit locks
  * @reset_seq: recoveries so far, under @recovery_lock
@@ -289,6 +290,7 @@ struct pagoda_device {
 	struct pagoda_gpu_ctx *split_ctx;
 	u64 split_fence_context;
 	u64 split_seqno;
+	u64 phys_clock;
 	struct mutex recovery_lock; /* see @recovery_lock above */
 	u64 reset_seq;
 	u64 engine_resets;

@@ -113,7 +113,8 @@ static struct dma_fence *pagoda_barrier_create(struct pagoda_device *pgdev)
  */
 bool pagoda_split_blocks_eviction(struct ttm_buffer_object *tbo)
 {
-	struct pagoda_device *pgdev = to_pagoda_device(tbo->base.dev);
+	/* from the TTM device: a ghost object (an old resource) has no GEM device */
+	struct pagoda_device *pgdev = container_of(tbo->bdev, struct pagoda_device, bdev);
 	struct pagoda_gpu_ctx *splitting = READ_ONCE(pgdev->split_ctx);
 	struct dma_resv_iter cursor;
 	struct dma_fence *fence;
@@ -192,6 +193,7 @@ static int pagoda_phys_page_in(struct pagoda_phys_submit *s, struct drm_exec *ex
 		return ret;
 	if (split_lru)
 		ttm_bo_move_to_lru_tail_unlocked(&bo->tbo);
+	bo->phys_last_use = ++s->pgdev->phys_clock;
 	if (patch)
 		pagoda_phys_patch(s, p);
 	return 0;
@@ -360,6 +362,113 @@ static void pagoda_phys_release(struct pagoda_phys_submit *s, struct drm_exec *e
 			drm_exec_unlock_obj(exec, &s->bos[a]->tbo.base);
 }
 
+/* Whether allocation @a is a better victim than @b: used later, or as late and less recently. */
+static bool pagoda_phys_victim_before(struct pagoda_phys_submit *s, u32 a, u32 b)
+{
+	if (s->next_use[a] != s->next_use[b])
+		return s->next_use[a] > s->next_use[b];
+	return READ_ONCE(s->bos[a]->phys_last_use) < READ_ONCE(s->bos[b]->phys_last_use);
+}
+
+static int pagoda_phys_cmp_victims(const void *x, const void *y, const void *priv)
+{
+	u32 a = lower_32_bits(*(const u64 *)x), b = lower_32_bits(*(const u64 *)y);
+
+	return pagoda_phys_victim_before((struct pagoda_phys_submit *)priv, a, b) ? -1 :
+	       pagoda_phys_victim_before((struct pagoda_phys_submit *)priv, b, a) ? 1 : 0;
+}
+
+/*
+ * The victim for entry @i's allocation in segment @seg: among this
+ * buffer's allocations there that the split point at @group would not
+ * keep, the one used farthest ahead (never first), the least recently used
+ * of those; -1 for none. @in_exec: it is locked by the pending portion.
+ */
+static int pagoda_phys_victim(struct pagoda_phys_submit *s, struct drm_exec *exec, u32 group,
+			      u32 seg, bool *in_exec)
+{
+	u32 split = s->patches[group].split_offset, *next = s->next_use, a, j;
+	DECLARE_BITMAP(kept, DRM_PAGODA_PHYS_MAX_ALLOCS);
+	struct drm_gem_object *obj;
+	unsigned long index;
+	int victim = -1;
+
+	bitmap_zero(kept, DRM_PAGODA_PHYS_MAX_ALLOCS);
+	for (a = 0; a < DRM_PAGODA_MAX_SLOT_ID; a++)
+		if (s->group_table[a] >= 0)
+			__set_bit(s->group_table[a], kept);
+	for (j = group; j < s->patch_count && s->patches[j].split_offset == split; j++)
+		if (s->group_table[s->patches[j].slot_id] >= 0)
+			__clear_bit(s->group_table[s->patches[j].slot_id], kept);
+	bitmap_zero(s->candidates, DRM_PAGODA_PHYS_MAX_ALLOCS);
+	/* the group's own entries run again right after a split: they come first */
+	pagoda_phys_next_use(s, group, next);
+	for (a = 0; a < s->alloc_count; a++) {
+		struct pagoda_bo *bo = s->bos[a];
+
+		if (!bo || test_bit(a, kept) || READ_ONCE(bo->segment) != seg)
+			continue;
+		__set_bit(a, s->candidates);
+		if (victim < 0 || pagoda_phys_victim_before(s, a, victim))
+			victim = a;
+	}
+	*in_exec = false;
+	drm_exec_for_each_locked_object(exec, index, obj)
+		for (a = 0; a < s->alloc_count; a++)
+			if (s->bos[a] && obj == &s->bos[a]->tbo.base &&
+			    test_and_clear_bit(a, s->candidates) && a == victim)
+				*in_exec = true;
+	return victim;
+}
+
+/*
+ * Belady at a miss: entry @i's allocation must come into its preferred
+ * memory segment, which has no room. The driver evicts itself the
+ * allocation of this buffer used farthest ahead (pagoda_phys_victim()).
+ * When that one is locked by the pending portion, it is freed by splitting
+ * here (-ENOSPC), better than evicting one needed sooner. What else needs
+ * room (others' allocations) TTM evicts in LRU order. Returns 0 when the
+ * allocation is to be placed.
+ */
+static int pagoda_phys_make_room(struct pagoda_phys_submit *s, struct drm_exec *exec, u32 i,
+				 u32 group)
+{
+	struct pagoda_bo *bo = s->bos[s->patches[i].alloc_index];
+	u32 mem_type = bo->places[0].mem_type, seg = pagoda_mem_type_segment(mem_type);
+	struct ttm_resource_manager *man = ttm_manager_type(&s->pgdev->bdev, mem_type);
+	u32 a, n = 0;
+	bool in_exec;
+	int ret, victim;
+
+	if (split_lru || (seg != PAGODA_SEG_VRAM && seg != PAGODA_SEG_VRAM_HIDDEN) ||
+	    READ_ONCE(bo->segment) == seg)
+		return 0;
+	if (ttm_resource_manager_usage(man) + bo->tbo.base.size <= s->pgdev->segs[seg].size)
+		return 0;
+	victim = pagoda_phys_victim(s, exec, group, seg, &in_exec);
+	if (victim < 0)
+		return 0;	/* others' allocations: TTM's LRU */
+	if (in_exec)
+		return s->patches[group].split_offset == s->start ? 0 : -ENOSPC;
+	/* TTM evicts from the LRU's head: this buffer's candidates in victim order */
+	for (a = 0; a < s->alloc_count; a++) {
+		if (!s->bos[a] || !test_bit(a, s->candidates))
+			continue;
+		s->victims[n++] = a;
+	}
+	sort_r(s->victims, n, sizeof(*s->victims), pagoda_phys_cmp_victims, NULL, s);
+	for (a = 0; a < n; a++) {
+		struct pagoda_bo *cand = s->bos[lower_32_bits(s->victims[a])];
+
+		ret = drm_exec_lock_obj(exec, &cand->tbo.base);
+		if (ret)
+			return ret;
+		ttm_bo_move_to_lru_tail_unlocked(&cand->tbo);
+		drm_exec_unlock_obj(exec, &cand->tbo.base);
+	}
+	return 0;
+}
+
 /* The table there, without the slots the entries of @group_end's split offset reprogram. */
 static void pagoda_phys_keep(struct pagoda_phys_submit *s, u32 group)
 {
@@ -402,7 +511,9 @@ resume:
 			s->table[p->slot_id] = -1;
 			continue;
 		}
-		ret = pagoda_phys_page_in(s, exec, i, true);
+		ret = pagoda_phys_make_room(s, exec, i, group);
+		if (!ret)
+			ret = pagoda_phys_page_in(s, exec, i, true);
 		if (ret == -ENOSPC || ret == -ENOMEM) {
 			/* nothing before it to run: it cannot fit */
 			if (p->split_offset == s->start)

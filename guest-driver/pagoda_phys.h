@@ -6,6 +6,7 @@
 #ifndef PAGODA_PHYS_H
 #define PAGODA_PHYS_H
 
+#include <linux/bitmap.h>
 #include <linux/iosys-map.h>
 #include <linux/types.h>
 
@@ -51,6 +52,7 @@ struct ttm_buffer_object;
  * @in_count: their count
  * @next_use: scratch: per allocation, its next entry (victim order)
  * @victims: scratch: allocations in victim order
+ * @candidates: scratch: allocations that may be evicted at a miss
  */
 struct pagoda_phys_submit {
 	struct pagoda_device *pgdev;
@@ -79,6 +81,7 @@ struct pagoda_phys_submit {
 	u32 in_count;
 	u32 *next_use;
 	u64 *victims;
+	DECLARE_BITMAP(candidates, DRM_PAGODA_PHYS_MAX_ALLOCS);
 };
 
 /* pagoda_parse.c */

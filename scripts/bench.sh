@@ -23,3 +23,15 @@ gnuplot -e "data='$BENCH_DIR/sweep.dat'; out='$BENCH_DIR/throughput.png'" \
 echo "    $BENCH_DIR/throughput.png"
 step "video memory manager benchmark (guest, stock kernel, 128 MiB of VRAM)"
 "$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=128M "$@" pagoda-membench pagoda-vmbench
+step "DMA buffer splitting benchmark (guest, stock kernel: 16 MiB of VRAM, then 256 MiB)"
+SPLIT_LOG=$BENCH_DIR/splitbench.log
+"$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=16M,hidden-vram-size=8M,aperture-size=16M \
+	"$@" pagoda-splitbench | tee "$SPLIT_LOG"
+"$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=256M "$@" pagoda-splitbench |
+	tee -a "$SPLIT_LOG"
+# split throughput against the same buffers unsplit on the large device
+awk '/^driver \(next use\):/ { split_rate = $(NF - 4) }
+	/^unsplit:/ { unsplit_rate = $(NF - 4) }
+	END { if (split_rate && unsplit_rate)
+		printf "split throughput %.0f steps/s = %.2fx the unsplit run (%.0f steps/s)\n",
+		       split_rate, split_rate / unsplit_rate, unsplit_rate }' "$SPLIT_LOG"

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DMA buffer splitting benchmark, run in a guest by scripts/bench.sh on a
+ * small device (16 MiB of VRAM). A trace of allocation uses, BUFFERS
+ * physical-mode DMA buffers of STEPS steps over POOL allocations of 2 MiB
+ * (VRAM only, so 8 fit), each step binding one allocation at its own split
+ * point (a hot set of 3 taken half of the time, a cycle over the 9 others
+ * otherwise), is run twice: with the driver's victim policy (the
+ * allocation used farthest ahead in the buffer's patch-location list
+ * first) and with plain LRU (module parameter split_lru). For each it
+ * prints the bytes paged in and out of VRAM (pagoda_bo_move tracepoint),
+ * the portions and the time; then the bytes Belady's optimal schedule
+ * pages for the same trace, computed offline with the whole trace known
+ * (farthest next use, every eviction written back as the driver does),
+ * and the ratios. On a device whose VRAM holds the whole pool it runs the
+ * trace unsplit instead (warmed up) and prints its throughput:
+ * scripts/bench.sh runs both and compares the two throughputs.
+ * Not a test: nothing depends on the figures.
+ *   usage: pagoda-splitbench
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <libpagoda.h>
+
+#define KIB		1024ull
+#define MIB		(1024 * KIB)
+#define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
+#define WAIT_NS		(120ll * 1000 * 1000 * 1000)
+#define TRACING		"/sys/kernel/tracing"
+#define PARAM		"/sys/module/pagoda/parameters/split_lru"
+
+#define ALLOC_SIZE	(2 * MIB)
+#define POOL		12
+#define HOT		3
+#define BUFFERS		6
+#define STEPS		24
+#define TOUCH		(64 * KIB)
+
+static struct pagoda_dev dev;
+static uint32_t ctx, syncobj;
+static struct pagoda_bo pool[POOL], results;
+static unsigned int trace[BUFFERS][STEPS];
+static char dbg[256];
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void check(const char *what, int ret)
+{
+	if (ret) {
+		fprintf(stderr, "pagoda-splitbench: %s: %s\n", what, strerror(-ret));
+		exit(1);
+	}
+}
+
+static int write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fputs(text, f) < 0 ? -EIO : 0;
+	return fclose(f) ? -errno : ret;
+}
+
+static void create(struct pagoda_bo *bo, uint64_t size, uint32_t segments, uint32_t preferred)
+{
+	struct pagoda_bo_desc desc = {
+		.size = size, .flags = DRM_PAGODA_BO_PHYSICAL, .segments = segments,
+		.preferred_segment = preferred, .priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+
+	check("allocation", pagoda_bo_create(&dev, &desc, bo));
+}
+
+/* The trace: a fixed pseudo-random mix of a hot set and a cycle over the rest. */
+static void make_trace(void)
+{
+	uint64_t state = 0x5eed;
+	unsigned int b, s, cycle = 0;
+
+	for (b = 0; b < BUFFERS; b++)
+		for (s = 0; s < STEPS; s++) {
+			state = state * 6364136223846793005ull + 1442695040888963407ull;
+			if ((state >> 33) & 1)
+				trace[b][s] = (state >> 40) % HOT;
+			else
+				trace[b][s] = HOT + cycle++ % (POOL - HOT);
+		}
+}
+
+/* Buffer @b: each step binds its allocation to slot 1, fills and sums a part of it. */
+static int run_buffer(unsigned int b, uint32_t *portions)
+{
+	static uint32_t cmds[4096];
+	static struct drm_pagoda_phys_patch patches[1024];
+	struct drm_pagoda_phys_alloc allocs[POOL + 1];
+	struct drm_pagoda_sync out = { syncobj, 0, 0 };
+	struct pagoda_physbuf pb;
+	unsigned int i, s;
+	int ret;
+
+	for (i = 0; i < POOL; i++)
+		allocs[i] = (struct drm_pagoda_phys_alloc){ pool[i].handle, DRM_PAGODA_PHYS_WRITE };
+	allocs[POOL] = (struct drm_pagoda_phys_alloc){ results.handle, DRM_PAGODA_PHYS_WRITE };
+	pagoda_physbuf_init(&pb, cmds, sizeof(cmds), patches, 1024);
+	pagoda_phys_bind(&pb, 0, POOL, 0);
+	for (s = 0; s < STEPS; s++) {
+		pagoda_phys_split(&pb);
+		pagoda_phys_bind(&pb, 1, trace[b][s], 0);
+		pagoda_phys_fill(&pb, 1, (s % 16) * TOUCH, TOUCH, b << 16 | s);
+		pagoda_phys_crc32(&pb, 1, 0, TOUCH, 0, 4 * (b * STEPS + s));
+	}
+	ret = pagoda_submit_phys(&dev, ctx, &pb, allocs, POOL + 1, NULL, 0, &out, 1, portions);
+	if (!ret)
+		ret = pagoda_syncobj_wait(&dev, syncobj, 0, WAIT_NS);
+	return ret;
+}
+
+/* Bytes moved into or out of VRAM (segment 1) since the trace was cleared. */
+static uint64_t traced_vram_bytes(void)
+{
+	char line[512];
+	uint64_t bytes = 0;
+	FILE *f = fopen(TRACING "/trace", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int from, to;
+		unsigned long long size;
+		char *p = strstr(line, "segment ");
+
+		if (!strstr(line, "pagoda_bo_move:") || !p ||
+		    sscanf(p, "segment %u -> %u size=%llu", &from, &to, &size) != 3)
+			continue;
+		if ((from == DRM_PAGODA_SEGMENT_VRAM || to == DRM_PAGODA_SEGMENT_VRAM) &&
+		    !strstr(line, " clear"))
+			bytes += size;
+	}
+	fclose(f);
+	return bytes;
+}
+
+struct result {
+	uint64_t bytes;
+	uint32_t portions;
+	double seconds;
+};
+
+/* Run the whole trace, from VRAM emptied when @cold; @bytes needs tracing. */
+static struct result run_trace(int cold)
+{
+	struct result r = { 0 };
+	unsigned int b;
+	double t;
+
+	if (cold && dbg[0]) {
+		char path[300];
+
+		snprintf(path, sizeof(path), "%s/evict", dbg);
+		write_file(path, "1");
+	}
+	write_file(TRACING "/trace", "");
+	write_file(TRACING "/events/pagoda/pagoda_bo_move/enable", "1");
+	t = now();
+	for (b = 0; b < BUFFERS; b++) {
+		uint32_t portions = 0;
+
+		check("split submission", run_buffer(b, &portions));
+		r.portions += portions;
+	}
+	r.seconds = now() - t;
+	write_file(TRACING "/events/pagoda/pagoda_bo_move/enable", "0");
+	r.bytes = traced_vram_bytes();
+	return r;
+}
+
+/* Belady: misses and evictions with @capacity allocations, the whole trace known. */
+static uint64_t belady_bytes(unsigned int capacity)
+{
+	const unsigned int n = BUFFERS * STEPS;
+	const unsigned int *seq = &trace[0][0];
+	int resident[POOL] = { 0 };
+	unsigned int used = 0, i, j, a;
+	uint64_t moves = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned int victim = POOL, far = 0;
+
+		if (resident[seq[i]])
+			continue;
+		moves++;			/* paged in */
+		if (used < capacity) {
+			resident[seq[i]] = 1;
+			used++;
+			continue;
+		}
+		for (a = 0; a < POOL; a++) {
+			if (!resident[a])
+				continue;
+			for (j = i + 1; j < n && seq[j] != a; j++)
+				;
+			if (victim == POOL || j > far) {
+				victim = a;
+				far = j;
+			}
+		}
+		resident[victim] = 0;
+		resident[seq[i]] = 1;
+		moves++;			/* written back */
+	}
+	return moves * ALLOC_SIZE;
+}
+
+static void find_debugfs(void)
+{
+	unsigned int minor;
+
+	for (minor = 0; minor < 64; minor++) {
+		snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/dri/%u/allocations", minor);
+		if (!access(dbg, F_OK)) {
+			snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/dri/%u", minor);
+			return;
+		}
+	}
+	dbg[0] = 0;
+}
+
+int main(void)
+{
+	struct result next_use, lru;
+	uint64_t vram = 0, optimal;
+	unsigned int i;
+
+	check("open", pagoda_open(&dev));
+	check("context", pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
+	check("syncobj", pagoda_syncobj_create(&dev, &syncobj));
+	check("VRAM size", pagoda_query(&dev, DRM_PAGODA_PARAM_VRAM_SIZE, &vram));
+	if (access(TRACING "/trace", F_OK))
+		mount("tracefs", TRACING, "tracefs", 0, NULL);
+	find_debugfs();
+	for (i = 0; i < POOL; i++)
+		create(&pool[i], ALLOC_SIZE, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM);
+	create(&results, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
+	make_trace();
+	printf("split benchmark: %u buffers of %u steps over %u allocations of %llu MiB, %llu MiB of VRAM\n",
+	       BUFFERS, STEPS, POOL, ALLOC_SIZE / MIB, (unsigned long long)(vram / MIB));
+
+	if (vram >= POOL * ALLOC_SIZE) {
+		run_trace(1);		/* warm: every allocation in VRAM */
+		next_use = run_trace(0);
+		printf("unsplit: %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
+		       next_use.portions, next_use.seconds, BUFFERS * STEPS / next_use.seconds,
+		       next_use.bytes / (double)MIB);
+		return 0;
+	}
+	write_file(PARAM, "0");
+	next_use = run_trace(1);
+	write_file(PARAM, "1");
+	lru = run_trace(1);
+	write_file(PARAM, "0");
+	optimal = belady_bytes(vram / ALLOC_SIZE);
+	printf("driver (next use): %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
+	       next_use.portions, next_use.seconds, BUFFERS * STEPS / next_use.seconds,
+	       next_use.bytes / (double)MIB);
+	printf("plain LRU:         %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
+	       lru.portions, lru.seconds, BUFFERS * STEPS / lru.seconds, lru.bytes / (double)MIB);
+	printf("Belady (offline):  %.1f MiB paged\n", optimal / (double)MIB);
+	printf("driver / optimal %.2fx, LRU / optimal %.2fx, driver / LRU %.2fx\n",
+	       (double)next_use.bytes / optimal, (double)lru.bytes / optimal,
+	       (double)next_use.bytes / lru.bytes);
+	return 0;
+}
