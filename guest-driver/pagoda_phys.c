@@ -382,16 +382,19 @@ static int pagoda_phys_cmp_victims(const void *x, const void *y, const void *pri
  * The victim for entry @i's allocation in segment @seg: among this
  * buffer's allocations there that the split point at @group would not
  * keep, the one used farthest ahead (never first), the least recently used
- * of those; -1 for none. @in_exec: it is locked by the pending portion.
+ * of those, unless it is locked by the pending portion and an unlocked one
+ * is never used again; -1 for none. @in_exec: it is locked by the pending
+ * portion. Fills @s->candidates with the unlocked ones.
  */
 static int pagoda_phys_victim(struct pagoda_phys_submit *s, struct drm_exec *exec, u32 group,
 			      u32 seg, bool *in_exec)
 {
 	u32 split = s->patches[group].split_offset, *next = s->next_use, a, j;
 	DECLARE_BITMAP(kept, DRM_PAGODA_PHYS_MAX_ALLOCS);
+	DECLARE_BITMAP(locked, DRM_PAGODA_PHYS_MAX_ALLOCS);
 	struct drm_gem_object *obj;
+	int victim = -1, free = -1;
 	unsigned long index;
-	int victim = -1;
 
 	bitmap_zero(kept, DRM_PAGODA_PHYS_MAX_ALLOCS);
 	for (a = 0; a < DRM_PAGODA_MAX_SLOT_ID; a++)
@@ -401,6 +404,11 @@ static int pagoda_phys_victim(struct pagoda_phys_submit *s, struct drm_exec *exe
 		if (s->group_table[s->patches[j].slot_id] >= 0)
 			__clear_bit(s->group_table[s->patches[j].slot_id], kept);
 	bitmap_zero(s->candidates, DRM_PAGODA_PHYS_MAX_ALLOCS);
+	bitmap_zero(locked, DRM_PAGODA_PHYS_MAX_ALLOCS);
+	drm_exec_for_each_locked_object(exec, index, obj)
+		for (a = 0; a < s->alloc_count; a++)
+			if (s->bos[a] && obj == &s->bos[a]->tbo.base)
+				__set_bit(a, locked);
 	/* the group's own entries run again right after a split: they come first */
 	pagoda_phys_next_use(s, group, next);
 	for (a = 0; a < s->alloc_count; a++) {
@@ -408,17 +416,36 @@ static int pagoda_phys_victim(struct pagoda_phys_submit *s, struct drm_exec *exe
 
 		if (!bo || test_bit(a, kept) || READ_ONCE(bo->segment) != seg)
 			continue;
-		__set_bit(a, s->candidates);
 		if (victim < 0 || pagoda_phys_victim_before(s, a, victim))
 			victim = a;
+		if (test_bit(a, locked))
+			continue;
+		__set_bit(a, s->candidates);
+		if (free < 0 || pagoda_phys_victim_before(s, a, free))
+			free = a;
 	}
-	*in_exec = false;
-	drm_exec_for_each_locked_object(exec, index, obj)
-		for (a = 0; a < s->alloc_count; a++)
-			if (s->bos[a] && obj == &s->bos[a]->tbo.base &&
-			    test_and_clear_bit(a, s->candidates) && a == victim)
-				*in_exec = true;
+	/* a split frees nothing better than one this buffer never uses again */
+	if (victim >= 0 && test_bit(victim, locked) && free >= 0 && next[free] == U32_MAX)
+		victim = free;
+	*in_exec = victim >= 0 && test_bit(victim, locked);
 	return victim;
+}
+
+/* Whether @bo fits one of its other segments without evicting anything. */
+static bool pagoda_phys_fallback_room(struct pagoda_phys_submit *s, struct pagoda_bo *bo)
+{
+	u32 n;
+
+	for (n = 1; n < bo->placement.num_placement; n++) {
+		u32 mem_type = bo->places[n].mem_type;
+		struct ttm_resource_manager *man = ttm_manager_type(&s->pgdev->bdev, mem_type);
+		u32 seg = pagoda_mem_type_segment(mem_type);
+
+		if (man && seg != PAGODA_SEG_SYSTEM &&
+		    ttm_resource_manager_usage(man) + bo->tbo.base.size <= s->pgdev->segs[seg].size)
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -426,7 +453,8 @@ static int pagoda_phys_victim(struct pagoda_phys_submit *s, struct drm_exec *exe
  * memory segment, which has no room. The driver evicts itself the
  * allocation of this buffer used farthest ahead (pagoda_phys_victim()).
  * When that one is locked by the pending portion, it is freed by splitting
- * here (-ENOSPC), better than evicting one needed sooner. What else needs
+ * here (-ENOSPC), better than evicting one needed sooner, unless another
+ * of the allocation's segments has room (TTM falls back there). What else needs
  * room (others' allocations) TTM evicts in LRU order. Returns 0 when the
  * allocation is to be placed.
  */
@@ -449,7 +477,8 @@ static int pagoda_phys_make_room(struct pagoda_phys_submit *s, struct drm_exec *
 	if (victim < 0)
 		return 0;	/* others' allocations: TTM's LRU */
 	if (in_exec)
-		return s->patches[group].split_offset == s->start ? 0 : -ENOSPC;
+		return s->patches[group].split_offset == s->start ||
+		       pagoda_phys_fallback_room(s, bo) ? 0 : -ENOSPC;
 	/* TTM evicts from the LRU's head: this buffer's candidates in victim order */
 	for (a = 0; a < s->alloc_count; a++) {
 		if (!s->bos[a] || !test_bit(a, s->candidates))
