@@ -121,12 +121,19 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 	return 0;
 }
 
-/* Program the ring, empty; the submit lock is held. */
+static u64 pagoda_engine_read_fence(struct pagoda_engine *engine);
+
+/*
+ * Program the ring, empty; the submit lock is held. Fences continue above
+ * ENG_FENCE: a device the driver did not reset (a new binding) still shows
+ * the last fence of the driver before, which must not retire new jobs.
+ */
 static void pagoda_engine_program(struct pagoda_engine *engine)
 {
 	struct pagoda_device *pgdev = engine->pgdev;
 
 	lockdep_assert_held(&engine->submit_lock);
+	engine->next_seqno = max(engine->next_seqno, pagoda_engine_read_fence(engine) + 1);
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), 0);
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_LO),
 		     lower_32_bits(engine->ring_dma));

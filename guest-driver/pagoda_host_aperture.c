@@ -170,7 +170,8 @@ static int slots_get(struct pagoda_device *pgdev, struct pagoda_bo *bo, u32 firs
 		void *entry = xa_load(&bo->host_aperture_slots, first + i);
 
 		/* mapped before an adapter reset, which the device forgot */
-		if (entry && ha->slots[xa_to_value(entry)].generation != READ_ONCE(ha->generation)) {
+		if (entry &&
+		    ha->slots[xa_to_value(entry)].generation != READ_ONCE(ha->generation)) {
 			slot_release(ha, &ha->slots[xa_to_value(entry)]);
 			entry = NULL;
 		}

@@ -176,14 +176,17 @@ static int pagoda_parse_slots(struct pagoda_phys_submit *s)
 		ret = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < DRM_PAGODA_MAX_SLOT_ID; i++)
-		cur[i] = cur_end[i] = U64_MAX;
+	for (i = 0; i < DRM_PAGODA_MAX_SLOT_ID; i++) {
+		cur[i] = U64_MAX;
+		cur_end[i] = U64_MAX;
+	}
 	for (i = s->patch_count; i--;) {
 		const struct drm_pagoda_phys_patch *p = &s->patches[i];
 		u64 end;
 
 		if ((i && p->split_offset < s->patches[i - 1].split_offset) ||
-		    p->split_offset >= s->cmd_size || !test_bit(p->split_offset / 4, s->cmd_starts)) {
+		    p->split_offset >= s->cmd_size ||
+		    !test_bit(p->split_offset / 4, s->cmd_starts)) {
 			ret = -EINVAL;
 			break;
 		}

@@ -60,7 +60,6 @@
  * of the buffer does not run, and its state is unknown.
  */
 
-#include <linux/dma-fence-chain.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -284,7 +283,7 @@ static int pagoda_phys_push(struct pagoda_phys_submit *s, u32 end, u32 end_entry
 		job->split = dma_fence_get(s->barrier);
 		job->split_last = !more;
 	}
-	ret = s->portions ? 0 : pagoda_submit_in_fences(job, s->file, s->in, s->in_count);
+	ret = s->portions ? 0 : pagoda_submit_syncs_wait(job, s->syncs);
 	pagoda_phys_portion_bos(s, end_entry, used);
 	for_each_set_bit(a, used, DRM_PAGODA_PHYS_MAX_ALLOCS)
 		if (!ret)
@@ -770,11 +769,9 @@ exit:
 int pagoda_ioctl_submit_phys(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct drm_pagoda_submit_phys *args = data;
+	struct pagoda_submit_syncs syncs = {};
 	struct pagoda_phys_submit *s;
-	struct drm_pagoda_sync *in = NULL, *out = NULL;
-	struct dma_fence_chain **chains = NULL;
 	int ret;
-	u32 i;
 
 	ret = pagoda_phys_check_args(args);
 	if (ret)
@@ -792,37 +789,21 @@ int pagoda_ioctl_submit_phys(struct drm_device *drm, void *data, struct drm_file
 		ret = -ENOENT;
 		goto out;
 	}
-	ret = pagoda_copy_syncs(args->in_syncs, args->in_count, &in);
-	if (!ret)
-		ret = pagoda_copy_syncs(args->out_syncs, args->out_count, &out);
-	if (ret)
-		goto out;
-	chains = kcalloc(args->out_count, sizeof(*chains), GFP_KERNEL);
-	if (args->out_count && !chains) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	ret = pagoda_submit_out_chains(file, out, args->out_count, chains);
+	ret = pagoda_submit_syncs_get(file, args->in_syncs, args->in_count, args->out_syncs,
+				      args->out_count, &syncs);
 	if (!ret)
 		ret = pagoda_phys_copy_in(s, args);
 	if (!ret)
 		ret = pagoda_parse_phys(s);
 	if (ret)
 		goto out;
-	s->in = in;
-	s->in_count = args->in_count;
+	s->syncs = &syncs;
 	ret = pagoda_phys_submit(s);
 	if (s->done)
-		for (i = 0; i < args->out_count; i++)
-			pagoda_syncobj_signal(file, &out[i], &chains[i], s->done);
+		pagoda_submit_syncs_signal(file, &syncs, s->done);
 	args->portions = s->portions;
 out:
-	if (chains)
-		for (i = 0; i < args->out_count; i++)
-			dma_fence_chain_free(chains[i]);
-	kfree(chains);
-	kfree(in);
-	kfree(out);
+	pagoda_submit_syncs_put(&syncs);
 	pagoda_phys_free(s);
 	if (s->ctx)
 		pagoda_gpu_ctx_put(s->ctx);

@@ -18,6 +18,7 @@ struct drm_file;
 struct pagoda_bo;
 struct pagoda_device;
 struct pagoda_gpu_ctx;
+struct pagoda_submit_syncs;
 struct ttm_buffer_object;
 
 /**
@@ -48,8 +49,7 @@ struct ttm_buffer_object;
  *	runs; other contexts' jobs wait for it (pagoda_sched.c)
  * @done: the fence of the last portion pushed
  * @portions: portions pushed
- * @in: the syncobj in-fences, waited for by the first portion
- * @in_count: their count
+ * @syncs: the syncobjs: the first portion waits for the in-fences
  * @next_use: scratch: per allocation, its next entry (victim order)
  * @victims: scratch: allocations in victim order
  * @candidates: scratch: allocations that may be evicted at a miss
@@ -77,8 +77,7 @@ struct pagoda_phys_submit {
 	struct dma_fence *barrier;
 	struct dma_fence *done;
 	u32 portions;
-	const struct drm_pagoda_sync *in;
-	u32 in_count;
+	struct pagoda_submit_syncs *syncs;
 	u32 *next_use;
 	u64 *victims;
 	DECLARE_BITMAP(candidates, DRM_PAGODA_PHYS_MAX_ALLOCS);

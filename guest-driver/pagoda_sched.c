@@ -854,21 +854,8 @@ void pagoda_file_close_contexts(struct drm_file *file)
 	xa_destroy(&pfile->contexts);
 }
 
-/* A syncobj of a submission, resolved before the point of no return. */
-struct pagoda_out_sync {
-	struct drm_pagoda_sync sync;
-	struct dma_fence_chain *chain;
-};
-
-/**
- * pagoda_copy_syncs - copy a submission's syncobj array from user space
- * @user: user pointer
- * @count: entries, at most DRM_PAGODA_SUBMIT_MAX_SYNCS
- * @syncs: set to the copy (NULL when @count is 0), for the caller to free
- *
- * Return: 0, -EINVAL for too many or flags not zero, -EFAULT, -ENOMEM.
- */
-int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs)
+/* Copy a syncobj array of a submission from user space; checks the flags. */
+static int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs)
 {
 	u32 i;
 
@@ -890,29 +877,98 @@ int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs)
 	return 0;
 }
 
-/**
- * pagoda_submit_in_fences - make a job wait for syncobjs
- * @job: the job, not yet armed
- * @file: the file the syncobjs belong to
- * @in: the syncobjs (and timeline points)
- * @count: their count
- *
- * Return: 0, -ENOENT for an unknown syncobj, -EINVAL for a point without a
- * fence, -ENOMEM.
- */
-int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_file *file,
-			    const struct drm_pagoda_sync *in, u32 count)
+/* Each in-syncobj's fence (or timeline point's), for the job to wait for. */
+static int pagoda_submit_in_fences(struct drm_file *file, struct pagoda_submit_syncs *syncs)
 {
 	u32 i;
 	int ret;
 
-	for (i = 0; i < count; i++) {
-		struct dma_fence *fence;
-
-		ret = drm_syncobj_find_fence(file, in[i].handle, in[i].point, 0, &fence);
+	syncs->in_fences = kcalloc(syncs->in_count, sizeof(*syncs->in_fences), GFP_KERNEL);
+	if (syncs->in_count && !syncs->in_fences)
+		return -ENOMEM;
+	for (i = 0; i < syncs->in_count; i++) {
+		ret = drm_syncobj_find_fence(file, syncs->in[i].handle, syncs->in[i].point, 0,
+					     &syncs->in_fences[i]);
 		if (ret)
 			return ret;
-		ret = drm_sched_job_add_dependency(&job->base, fence);
+	}
+	return 0;
+}
+
+/* Check the out-syncobjs exist and allocate a chain node per timeline point. */
+static int pagoda_submit_out_chains(struct drm_file *file, struct pagoda_submit_syncs *syncs)
+{
+	u32 i;
+
+	syncs->chains = kcalloc(syncs->out_count, sizeof(*syncs->chains), GFP_KERNEL);
+	if (syncs->out_count && !syncs->chains)
+		return -ENOMEM;
+	for (i = 0; i < syncs->out_count; i++) {
+		struct drm_syncobj *syncobj = drm_syncobj_find(file, syncs->out[i].handle);
+
+		if (!syncobj)
+			return -ENOENT;
+		drm_syncobj_put(syncobj);
+		if (syncs->out[i].point) {
+			syncs->chains[i] = dma_fence_chain_alloc();
+			if (!syncs->chains[i])
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/**
+ * pagoda_submit_syncs_get - resolve a submission's syncobjs
+ * @file: the caller's file
+ * @in: user pointer to the in-syncobjs
+ * @in_count: their count, at most DRM_PAGODA_SUBMIT_MAX_SYNCS
+ * @out: user pointer to the out-syncobjs
+ * @out_count: their count, likewise
+ * @syncs: filled; released by pagoda_submit_syncs_put() whatever the result
+ *
+ * Everything that can fail is done here, before the point of no return:
+ * the arrays are copied, the in-syncobjs' fences found, the out-syncobjs
+ * looked up and their timeline chain nodes allocated.
+ *
+ * Return: 0, -EINVAL for too many or flags not zero or an in-syncobj
+ * without a fence at its point, -ENOENT for an unknown syncobj, -EFAULT,
+ * -ENOMEM.
+ */
+int pagoda_submit_syncs_get(struct drm_file *file, u64 in, u32 in_count, u64 out, u32 out_count,
+			    struct pagoda_submit_syncs *syncs)
+{
+	int ret;
+
+	memset(syncs, 0, sizeof(*syncs));
+	ret = pagoda_copy_syncs(in, in_count, &syncs->in);
+	if (ret)
+		return ret;
+	syncs->in_count = in_count;
+	ret = pagoda_copy_syncs(out, out_count, &syncs->out);
+	if (ret)
+		return ret;
+	syncs->out_count = out_count;
+	ret = pagoda_submit_in_fences(file, syncs);
+	if (ret)
+		return ret;
+	return pagoda_submit_out_chains(file, syncs);
+}
+
+/**
+ * pagoda_submit_syncs_wait - make a job wait for the in-syncobjs
+ * @job: the job, not yet armed
+ * @syncs: from pagoda_submit_syncs_get()
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pagoda_submit_syncs_wait(struct pagoda_render_job *job, struct pagoda_submit_syncs *syncs)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < syncs->in_count; i++) {
+		ret = drm_sched_job_add_dependency(&job->base, dma_fence_get(syncs->in_fences[i]));
 		if (ret)
 			return ret;
 	}
@@ -920,32 +976,36 @@ int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_file *file
 }
 
 /**
- * pagoda_submit_out_chains - check out-syncobjs, allocate their chain nodes
- * @file: the file the syncobjs belong to
- * @out: the syncobjs
- * @count: their count
- * @chains: one chain node per timeline point, allocated here
- *
- * Return: 0, -ENOENT for an unknown syncobj, -ENOMEM.
+ * pagoda_submit_syncs_signal - the out-syncobjs get a submission's fence
+ * @file: the caller's file
+ * @syncs: from pagoda_submit_syncs_get()
+ * @fence: the fence (a point added to a timeline, a binary one replaced)
  */
-int pagoda_submit_out_chains(struct drm_file *file, const struct drm_pagoda_sync *out,
-			     u32 count, struct dma_fence_chain **chains)
+void pagoda_submit_syncs_signal(struct drm_file *file, struct pagoda_submit_syncs *syncs,
+				struct dma_fence *fence)
 {
 	u32 i;
 
-	for (i = 0; i < count; i++) {
-		struct drm_syncobj *syncobj = drm_syncobj_find(file, out[i].handle);
+	for (i = 0; i < syncs->out_count; i++)
+		pagoda_syncobj_signal(file, &syncs->out[i], &syncs->chains[i], fence);
+}
 
-		if (!syncobj)
-			return -ENOENT;
-		drm_syncobj_put(syncobj);
-		if (out[i].point) {
-			chains[i] = dma_fence_chain_alloc();
-			if (!chains[i])
-				return -ENOMEM;
-		}
-	}
-	return 0;
+/**
+ * pagoda_submit_syncs_put - release what pagoda_submit_syncs_get() made
+ * @syncs: the syncobjs
+ */
+void pagoda_submit_syncs_put(struct pagoda_submit_syncs *syncs)
+{
+	u32 i;
+
+	for (i = 0; syncs->chains && i < syncs->out_count; i++)
+		dma_fence_chain_free(syncs->chains[i]);
+	for (i = 0; syncs->in_fences && i < syncs->in_count; i++)
+		dma_fence_put(syncs->in_fences[i]);
+	kfree(syncs->in_fences);
+	kfree(syncs->chains);
+	kfree(syncs->in);
+	kfree(syncs->out);
 }
 
 /* Lock the space, prepare it, arm and push @job. */
@@ -1009,13 +1069,11 @@ int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 {
 	struct pagoda_device *pgdev = to_pagoda_device(drm);
 	struct drm_pagoda_submit *args = data;
-	struct drm_pagoda_sync *in = NULL, *out = NULL;
-	struct dma_fence_chain **chains = NULL;
 	struct pagoda_render_job *job = NULL;
+	struct pagoda_submit_syncs syncs = {};
 	struct dma_fence *done = NULL;
 	struct pagoda_gpu_ctx *ctx;
 	int ret, idx;
-	u32 i;
 
 	ret = pagoda_submit_check(args);
 	if (ret)
@@ -1027,16 +1085,10 @@ int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 		ret = -ECANCELED;
 		goto out_put;
 	}
-	ret = pagoda_copy_syncs(args->in_syncs, args->in_count, &in);
-	if (!ret)
-		ret = pagoda_copy_syncs(args->out_syncs, args->out_count, &out);
+	ret = pagoda_submit_syncs_get(file, args->in_syncs, args->in_count, args->out_syncs,
+				      args->out_count, &syncs);
 	if (ret)
 		goto out_free;
-	chains = kcalloc(args->out_count, sizeof(*chains), GFP_KERNEL);
-	if (args->out_count && !chains) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
 	job = pagoda_render_job_create(ctx);
 	if (IS_ERR(job)) {
 		ret = PTR_ERR(job);
@@ -1045,9 +1097,7 @@ int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 	}
 	job->cmd_va = args->cmd_va;
 	job->cmd_size = args->cmd_size;
-	ret = pagoda_submit_in_fences(job, file, in, args->in_count);
-	if (!ret)
-		ret = pagoda_submit_out_chains(file, out, args->out_count, chains);
+	ret = pagoda_submit_syncs_wait(job, &syncs);
 	if (ret)
 		goto out_free;
 
@@ -1069,20 +1119,14 @@ int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 		goto out_free;
 
 	/* the job is the scheduler's now */
-	for (i = 0; i < args->out_count; i++)
-		pagoda_syncobj_signal(file, &out[i], &chains[i], done);
+	pagoda_submit_syncs_signal(file, &syncs, done);
 	dma_fence_put(done);
 	job = NULL;
 
 out_free:
 	if (job)
 		pagoda_render_job_free(job);
-	if (chains)
-		for (i = 0; i < args->out_count; i++)
-			dma_fence_chain_free(chains[i]);
-	kfree(chains);
-	kfree(in);
-	kfree(out);
+	pagoda_submit_syncs_put(&syncs);
 out_put:
 	pagoda_gpu_ctx_put(ctx);
 	return ret;

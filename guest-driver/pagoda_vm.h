@@ -329,10 +329,30 @@ void pagoda_render_job_free(struct pagoda_render_job *job);
 void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *barrier);
 struct pagoda_job;
 void pagoda_recover_adapter(struct pagoda_device *pgdev, struct pagoda_job *guilty);
-int pagoda_copy_syncs(u64 user, u32 count, struct drm_pagoda_sync **syncs);
-int pagoda_submit_in_fences(struct pagoda_render_job *job, struct drm_file *file,
-			    const struct drm_pagoda_sync *in, u32 count);
-int pagoda_submit_out_chains(struct drm_file *file, const struct drm_pagoda_sync *out,
-			     u32 count, struct dma_fence_chain **chains);
+/**
+ * struct pagoda_submit_syncs - a submission's syncobjs, resolved before the
+ *	point of no return (pagoda_submit_syncs_get())
+ * @in: the in-syncobjs the job waits for
+ * @in_fences: their fences (references)
+ * @out: the out-syncobjs that receive its fence
+ * @chains: a timeline chain node for each out-syncobj with a point
+ * @in_count: entries of @in
+ * @out_count: entries of @out and @chains
+ */
+struct pagoda_submit_syncs {
+	struct drm_pagoda_sync *in;
+	struct dma_fence **in_fences;
+	struct drm_pagoda_sync *out;
+	struct dma_fence_chain **chains;
+	u32 in_count;
+	u32 out_count;
+};
+
+int pagoda_submit_syncs_get(struct drm_file *file, u64 in, u32 in_count, u64 out, u32 out_count,
+			    struct pagoda_submit_syncs *syncs);
+void pagoda_submit_syncs_signal(struct drm_file *file, struct pagoda_submit_syncs *syncs,
+				struct dma_fence *fence);
+int pagoda_submit_syncs_wait(struct pagoda_render_job *job, struct pagoda_submit_syncs *syncs);
+void pagoda_submit_syncs_put(struct pagoda_submit_syncs *syncs);
 
 #endif /* PAGODA_VM_H */

@@ -2,8 +2,10 @@
 /*
  * libpagoda: see libpagoda.h.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -428,4 +430,25 @@ int pagoda_syncobj_wait(struct pagoda_dev *dev, uint32_t handle, uint64_t point,
 void pagoda_syncobj_destroy(struct pagoda_dev *dev, uint32_t handle)
 {
 	drmSyncobjDestroy(dev->fd, handle);
+}
+
+int pagoda_debugfs_dir(char *path, size_t len)
+{
+	struct dirent *de;
+	DIR *dir = opendir("/sys/kernel/debug/dri");
+	int ret = -ENOENT;
+
+	if (!dir)
+		return ret;
+	while (ret && (de = readdir(dir))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, len, "/sys/kernel/debug/dri/%s/allocations", de->d_name);
+		if (!access(path, F_OK)) {
+			snprintf(path, len, "/sys/kernel/debug/dri/%s", de->d_name);
+			ret = 0;
+		}
+	}
+	closedir(dir);
+	return ret;
 }

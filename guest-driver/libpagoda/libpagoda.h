@@ -208,4 +208,13 @@ int pagoda_submit_phys(struct pagoda_dev *dev, uint32_t ctx_id, const struct pag
 		       const struct drm_pagoda_sync *in, uint32_t in_count,
 		       const struct drm_pagoda_sync *out, uint32_t out_count, uint32_t *portions);
 
+/* CRC-32 (IEEE 802.3, as zlib's crc32()): what the CRC32 command computes. */
+uint32_t pagoda_crc32(const void *data, size_t len);
+
+/*
+ * The device's debugfs directory (/sys/kernel/debug/dri/<minor>, the one
+ * with Pagoda's "allocations") in @path: 0, or -ENOENT.
+ */
+int pagoda_debugfs_dir(char *path, size_t len);
+
 #endif /* LIBPAGODA_H */

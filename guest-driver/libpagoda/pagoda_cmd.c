@@ -315,3 +315,17 @@ void pagoda_phys_write_imm(struct pagoda_physbuf *pb, uint32_t slot, uint64_t ds
 	pagoda_cmd_write_imm(&pb->cb, 0, values, count);
 	phys_patch(pb, slot, dst, at + 8);
 }
+
+uint32_t pagoda_crc32(const void *data, size_t len)
+{
+	const uint8_t *p = data;
+	uint32_t crc = ~0u;
+	int k;
+
+	while (len--) {
+		crc ^= *p++;
+		for (k = 0; k < 8; k++)
+			crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
+	}
+	return ~crc;
+}

@@ -50,20 +50,6 @@ static void title(const char *fmt, ...)
 	va_end(ap);
 }
 
-static uint32_t crc32(const void *data, size_t len)
-{
-	const uint8_t *p = data;
-	uint32_t crc = ~0u;
-	int k;
-
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
-	}
-	return ~crc;
-}
-
 static void create(struct pagoda_bo *bo, uint64_t size, uint32_t flags, uint32_t segments,
 		   uint32_t preferred)
 {
@@ -103,20 +89,6 @@ static void show_file(const char *path, const char *what)
 }
 
 static char dbg[128];
-
-static void find_debugfs(void)
-{
-	unsigned int minor;
-
-	for (minor = 0; minor < 64; minor++) {
-		snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/dri/%u/allocations", minor);
-		if (!access(dbg, F_OK)) {
-			snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/dri/%u", minor);
-			return;
-		}
-	}
-	dbg[0] = 0;
-}
 
 static void show_debugfs(const char *name, const char *what)
 {
@@ -209,7 +181,7 @@ static void eviction(void)
 	for (i = 0; i < 12; i++) {
 		create(&bos[i], 2 * MIB, 0, SEG(VRAM) | SEG(SYSTEM), DRM_PAGODA_SEGMENT_VRAM);
 		memset(bos[i].map, 0x10 + i, 2 * MIB);
-		crc[i] = crc32(bos[i].map, 2 * MIB);
+		crc[i] = pagoda_crc32(bos[i].map, 2 * MIB);
 	}
 	for (i = 0; i < 12; i++)
 		printf("  #%-2u %s\n", i, where(&bos[i]));
@@ -221,7 +193,7 @@ static void eviction(void)
 
 		pagoda_bo_info(&dev, bos[i].handle, &info);
 		in_vram += info.segment == DRM_PAGODA_SEGMENT_VRAM;
-		intact += crc32(bos[i].map, 2 * MIB) == crc[i];
+		intact += pagoda_crc32(bos[i].map, 2 * MIB) == crc[i];
 	}
 	for (i = 0; i < 4; i++)
 		printf("  #%-2u %s\n", i, where(&bos[i]));
@@ -291,7 +263,7 @@ static void address_space(void)
 	ret = run(&dev, ctx, cmd_va, &cb);
 	r = small.map;
 	printf("a render job through these tables: CRC-32 of the 2 MiB = 0x%08x (CPU: 0x%08x) %s\n",
-	       r[0], crc32(big.map, big.size), ret ? strerror(-ret) : "");
+	       r[0], pagoda_crc32(big.map, big.size), ret ? strerror(-ret) : "");
 	if (dbg[0])
 		show_my_vm(big_va);
 	pagoda_vm_unmap(&dev, big_va, big.size, 0);
@@ -348,7 +320,7 @@ static void split(void)
 		memset(model, k + 1, STEP_SIZE);
 		if (k)
 			memset(model + MIB, k, 64 * KIB);
-		same += crc[k] == crc32(model, STEP_SIZE);
+		same += crc[k] == pagoda_crc32(model, STEP_SIZE);
 	}
 	printf("%u KiB of commands, %u patch locations: ran in %u portions (%s)\n",
 	       pb.cb.used_bytes / 1024, pb.patch_count, portions, ret ? strerror(-ret) : "ok");
@@ -471,7 +443,8 @@ int main(void)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	check("open", pagoda_open(&dev));
 	check("context", pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
-	find_debugfs();
+	if (pagoda_debugfs_dir(dbg, sizeof(dbg)))
+		dbg[0] = 0;
 	device();
 	allocations();
 	eviction();

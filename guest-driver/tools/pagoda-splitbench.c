@@ -225,20 +225,6 @@ static uint64_t belady_bytes(unsigned int capacity)
 	return moves * ALLOC_SIZE;
 }
 
-static void find_debugfs(void)
-{
-	unsigned int minor;
-
-	for (minor = 0; minor < 64; minor++) {
-		snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/dri/%u/allocations", minor);
-		if (!access(dbg, F_OK)) {
-			snprintf(dbg, sizeof(dbg), "/sys/kernel/debug/dri/%u", minor);
-			return;
-		}
-	}
-	dbg[0] = 0;
-}
-
 int main(void)
 {
 	struct result next_use, lru;
@@ -251,7 +237,8 @@ int main(void)
 	check("VRAM size", pagoda_query(&dev, DRM_PAGODA_PARAM_VRAM_SIZE, &vram));
 	if (access(TRACING "/trace", F_OK))
 		mount("tracefs", TRACING, "tracefs", 0, NULL);
-	find_debugfs();
+	if (pagoda_debugfs_dir(dbg, sizeof(dbg)))
+		dbg[0] = 0;
 	for (i = 0; i < POOL; i++)
 		create(&pool[i], ALLOC_SIZE, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM);
 	create(&results, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);

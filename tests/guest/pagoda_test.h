@@ -410,24 +410,7 @@ static inline int pt_paging_fault(const char *line)
 /* The device's debugfs directory (the one with "allocations") in @path: 1, or 0 for none. */
 static inline int pt_debugfs_dir(char *path, size_t len)
 {
-	struct dirent *de;
-	DIR *dir = opendir("/sys/kernel/debug/dri");
-	struct stat st;
-	int found = 0;
-
-	if (!dir)
-		return 0;
-	while (!found && (de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, len, "/sys/kernel/debug/dri/%s/allocations", de->d_name);
-		if (!stat(path, &st)) {
-			snprintf(path, len, "/sys/kernel/debug/dri/%s", de->d_name);
-			found = 1;
-		}
-	}
-	closedir(dir);
-	return found;
+	return !pagoda_debugfs_dir(path, len);
 }
 
 /* A number after @word on the line of @path starting with @start, or -1. */

@@ -20,16 +20,7 @@
 /* CRC-32 (IEEE 802.3), as zlib's crc32() and the device's CRC32 command. */
 static inline uint32_t pt_crc32(const void *data, size_t len)
 {
-	const uint8_t *p = data;
-	uint32_t crc = ~0u;
-	int k;
-
-	while (len--) {
-		crc ^= *p++;
-		for (k = 0; k < 8; k++)
-			crc = crc >> 1 ^ (0xedb88320u & -(crc & 1));
-	}
-	return ~crc;
+	return pagoda_crc32(data, len);
 }
 
 /* An allocation mapped by the CPU and into the GPU space. */

@@ -371,6 +371,37 @@ static uint64_t reachable(void)
 	return vram + hidden + aperture;
 }
 
+/* The workload's allocations: STEPS of STEP_SIZE anywhere, results in the aperture. */
+static int workload_create(struct workload *w)
+{
+	unsigned int k;
+	int ret = 0;
+
+	for (k = 0; !ret && k < STEPS; k++) {
+		ret = phys_bo(&w->steps[k], STEP_SIZE, SEG(VRAM) | SEG(VRAM_HIDDEN) | SEG(SYSTEM),
+			      DRM_PAGODA_SEGMENT_VRAM);
+		w->allocs[k] = (struct drm_pagoda_phys_alloc){ w->steps[k].handle,
+							       DRM_PAGODA_PHYS_WRITE };
+	}
+	if (!ret)
+		ret = phys_bo(&w->results, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
+	w->allocs[STEPS] = (struct drm_pagoda_phys_alloc){ w->results.handle,
+							   DRM_PAGODA_PHYS_WRITE };
+	return ret;
+}
+
+static void workload_destroy(struct workload *w)
+{
+	unsigned int k;
+
+	for (k = 0; k < STEPS; k++) {
+		pagoda_bo_unmap(&w->steps[k]);
+		pagoda_bo_free(&dev, &w->steps[k]);
+	}
+	pagoda_bo_unmap(&w->results);
+	pagoda_bo_free(&dev, &w->results);
+}
+
 static void test_split(void)
 {
 	static struct workload w;
@@ -383,19 +414,10 @@ static void test_split(void)
 	w.model = malloc(total);
 	if (!pt_check(w.model != NULL, "split: model memory"))
 		return;
-	for (k = 0; !ret && k < STEPS; k++) {
-		ret = phys_bo(&w.steps[k], STEP_SIZE, SEG(VRAM) | SEG(VRAM_HIDDEN) | SEG(SYSTEM),
-			      DRM_PAGODA_SEGMENT_VRAM);
-		w.allocs[k] = (struct drm_pagoda_phys_alloc){ w.steps[k].handle,
-							      DRM_PAGODA_PHYS_WRITE };
-	}
-	if (!ret)
-		ret = phys_bo(&w.results, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
+	ret = workload_create(&w);
 	if (!pt_check(!ret, "split: %u allocations of %llu MiB (%s)", STEPS, STEP_SIZE / MIB,
 		      strerror(-ret)))
 		return;
-	w.allocs[STEPS] = (struct drm_pagoda_phys_alloc){ w.results.handle,
-							  DRM_PAGODA_PHYS_WRITE };
 	memset(w.results.map, 0, w.results.size);
 	model_workload(&w);
 	build_workload(&pb);
@@ -417,12 +439,7 @@ static void test_split(void)
 	for (k = 0, bad = 0; k < STEPS; k++)
 		bad += memcmp(w.steps[k].map, w.model + (uint64_t)k * STEP_SIZE, STEP_SIZE) != 0;
 	pt_check(!bad, "every allocation equals the model byte for byte (%u differ)", bad);
-	for (k = 0; k < STEPS; k++) {
-		pagoda_bo_unmap(&w.steps[k]);
-		pagoda_bo_free(&dev, &w.steps[k]);
-	}
-	pagoda_bo_unmap(&w.results);
-	pagoda_bo_free(&dev, &w.results);
+	workload_destroy(&w);
 	free(w.model);
 }
 
@@ -640,7 +657,7 @@ static int check_back_to_back(uint32_t portions, unsigned int *before, unsigned 
 static void test_back_to_back(void)
 {
 	static struct workload w;
-	unsigned int before = 0, between = 0, after = 0, k;
+	unsigned int before = 0, between = 0, after = 0;
 	struct pagoda_physbuf pb;
 	uint32_t portions = 0;
 	pid_t child;
@@ -652,18 +669,9 @@ static void test_back_to_back(void)
 		printf("back to back: no tracing in this kernel, skipped\n");
 		return;
 	}
-	for (k = 0; !ret && k < STEPS; k++) {
-		ret = phys_bo(&w.steps[k], STEP_SIZE, SEG(VRAM) | SEG(VRAM_HIDDEN) | SEG(SYSTEM),
-			      DRM_PAGODA_SEGMENT_VRAM);
-		w.allocs[k] = (struct drm_pagoda_phys_alloc){ w.steps[k].handle,
-							      DRM_PAGODA_PHYS_WRITE };
-	}
-	if (!ret)
-		ret = phys_bo(&w.results, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
+	ret = workload_create(&w);
 	if (!pt_check(!ret, "back to back: allocations (%s)", strerror(-ret)))
 		return;
-	w.allocs[STEPS] = (struct drm_pagoda_phys_alloc){ w.results.handle,
-							  DRM_PAGODA_PHYS_WRITE };
 	build_workload(&pb);
 	child = fork();
 	if (child == 0)
@@ -684,12 +692,7 @@ static void test_back_to_back(void)
 			 "no other process's job ran between the portions (%u before, %u between, %u after)",
 			 before, between, after);
 	}
-	for (k = 0; k < STEPS; k++) {
-		pagoda_bo_unmap(&w.steps[k]);
-		pagoda_bo_free(&dev, &w.steps[k]);
-	}
-	pagoda_bo_unmap(&w.results);
-	pagoda_bo_free(&dev, &w.results);
+	workload_destroy(&w);
 }
 
 int main(void)
