@@ -584,7 +584,8 @@ static void pagoda_phys_end_split(struct pagoda_phys_submit *s, int ret)
 	WRITE_ONCE(s->pgdev->split_ctx, NULL);
 	if (ret) {
 		/* the rest of the buffer will not run: see the DOC block */
-		pagoda_gpu_ctx_ban(s->ctx);
+		if (s->portions)
+			pagoda_gpu_ctx_ban(s->ctx);
 		pagoda_split_barrier_signal(s->pgdev, s->barrier);
 	}
 	dma_fence_put(s->barrier);
