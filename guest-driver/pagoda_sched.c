@@ -217,6 +217,7 @@ static void pagoda_slot_set_root(struct pagoda_device *pgdev, u32 slot, struct p
 		root = pagoda_pt_root_addr(vm);
 		entries = pagoda_pt_root_entries(vm);
 	}
+	pgdev->slots[slot].rootless = vm && !vm->root;
 	spin_lock(&pgdev->ctx_lock);
 	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_LO, lower_32_bits(root));
 	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_HI, upper_32_bits(root));
@@ -281,6 +282,12 @@ static u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 		vm->slot = slot;
 		pagoda_slot_set_root(pgdev, slot, vm);
 	}
+	/*
+	 * Lent while the space had no root (physical-mode jobs only, which
+	 * never translate, so the root may be set under them): set it now.
+	 */
+	if (slot && pgdev->slots[slot].rootless && vm->root)
+		pagoda_slot_set_root(pgdev, slot, vm);
 	if (slot) {
 		pgdev->slots[slot].active++;
 		pgdev->slots[slot].last_use = jiffies;
@@ -887,10 +894,14 @@ static int pagoda_submit_in_fences(struct drm_file *file, struct pagoda_submit_s
 	if (syncs->in_count && !syncs->in_fences)
 		return -ENOMEM;
 	for (i = 0; i < syncs->in_count; i++) {
+		struct dma_fence *fence;
+
+		/* on an error it may leave a pointer it dropped: not kept */
 		ret = drm_syncobj_find_fence(file, syncs->in[i].handle, syncs->in[i].point, 0,
-					     &syncs->in_fences[i]);
+					     &fence);
 		if (ret)
 			return ret;
+		syncs->in_fences[i] = fence;
 	}
 	return 0;
 }

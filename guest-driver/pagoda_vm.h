@@ -261,12 +261,15 @@ struct pagoda_render_job {
  * @last_use: jiffies of the last job given it, for LRU stealing
  * @draining: a fault halted it: it is resumed and freed once @active
  *	reaches 0 (the engine skipped the jobs behind the fault)
+ * @rootless: lent to @vm before it had a root (for physical-mode jobs):
+ *	its root is set when a job finds the space has one
  */
 struct pagoda_slot {
 	struct pagoda_vm *vm;
 	u32 active;
 	unsigned long last_use;
 	bool draining;
+	bool rootless;
 };
 
 static inline struct pagoda_vm *to_pagoda_vm(struct drm_gpuvm *gpuvm)
