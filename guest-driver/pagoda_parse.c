@@ -185,7 +185,7 @@ static int pagoda_parse_slots(struct pagoda_phys_submit *s)
 		u64 end;
 
 		if ((i && p->split_offset < s->patches[i - 1].split_offset) ||
-		    p->split_offset >= s->cmd_size ||
+		    p->split_offset >= s->cmd_size || !IS_ALIGNED(p->split_offset, 4) ||
 		    !test_bit(p->split_offset / 4, s->cmd_starts)) {
 			ret = -EINVAL;
 			break;

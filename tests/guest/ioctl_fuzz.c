@@ -4,11 +4,11 @@
  * whole driver ioctl number range and the DRM core ioctls a render node
  * allows, with random sizes, directions and payloads. Every Pagoda ioctl
  * must return what docs/driver.md, include/uapi/drm/pagoda_drm.h and the
- * driver's kernel-doc (pagoda_vm.c, pagoda_sched.c) document for those
- * arguments (the exact result where the arguments determine it); every
- * other call must fail with an errno, never succeed by accident or crash;
- * the kernel must stay clean (the debug kernel lane reports KASAN,
- * lockdep, UBSAN and leaks).
+ * driver's kernel-doc (pagoda_vm.c, pagoda_sched.c, pagoda_phys.c,
+ * pagoda_parse.c) document for those arguments (the exact result where
+ * the arguments determine it); every other call must fail with an errno,
+ * never succeed by accident or crash; the kernel must stay clean (the
+ * debug kernel lane reports KASAN, lockdep, UBSAN and leaks).
  *
  * The fuzzer keeps a model of what its file owns: allocations, the
  * reservations and mappings of its GPU address space (what each maps, and
@@ -17,8 +17,14 @@
  * VM_BIND, SUBMIT and the context ioctls are checked exactly. Submissions
  * run command buffers of NOPs it maps; after each job it waits and asks
  * CTX_QUERY whether the context was banned, which a job of NOPs must
- * never be. A result the model cannot explain reopens the file, so that
- * one wrong result does not cascade.
+ * never be. Physical-mode submissions (SUBMIT_PHYS) build DMA buffers of
+ * the render engine's data commands over small physically accessed
+ * allocations the fuzzer makes, with their allocation and patch-location
+ * lists, then break one rule now and then; a model of the kernel's checks
+ * and parser, in the kernel's order, gives the exact errno, and a buffer
+ * it accepts must run without banning its context. A result the model
+ * cannot explain reopens the file, so that one wrong result does not
+ * cascade.
  *
  * The seed is printed first; a failure replays with
  *   scripts/run-guest.sh --append pagoda_guest.fuzz_seed=SEED ioctl_fuzz
@@ -93,7 +99,7 @@ static void count(struct outcome *o, int err)
 }
 
 /* Calls and successes of each Pagoda ioctl, by number. */
-static unsigned long nr_calls[DRM_PAGODA_CTX_QUERY + 1], nr_ok[DRM_PAGODA_CTX_QUERY + 1];
+static unsigned long nr_calls[DRM_PAGODA_SUBMIT_PHYS + 1], nr_ok[DRM_PAGODA_SUBMIT_PHYS + 1];
 
 static void count_pagoda(unsigned int nr, int err)
 {
@@ -112,20 +118,31 @@ static uint64_t mmu_param[3];
 /* End of the file's address space: every VA is below 1 << VA_BITS. */
 static uint64_t va_end;
 
+/* Whether @value is what GET_PARAM must report for @param, where the fuzzer knows it. */
+static int param_value_right(uint32_t param, uint64_t value)
+{
+	if (param == DRM_PAGODA_PARAM_MAX_SLOT_ID)
+		return value == DRM_PAGODA_MAX_SLOT_ID;
+	if (param >= DRM_PAGODA_PARAM_VA_BITS && param <= DRM_PAGODA_PARAM_VA_START)
+		return value == mmu_param[param - DRM_PAGODA_PARAM_VA_BITS];
+	return 1;
+}
+
 /*
  * DRM_IOCTL_PAGODA_GET_PARAM: 0 for a known parameter with pad 0, EINVAL
  * for anything else, EFAULT when the argument cannot be copied. The MMU's
- * parameters have the values the device reports.
+ * parameters have the values the device reports, MAX_SLOT_ID the driver's
+ * cap.
  */
 static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 {
 	struct drm_pagoda_get_param args;
 	int want, got;
 
-	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_VA_START + 3) : rnd_value();
+	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_MAX_SLOT_ID + 3) : rnd_value();
 	args.pad = rnd_below(4) ? 0 : rnd_value();
 	args.value = rnd_value();
-	want = args.param <= DRM_PAGODA_PARAM_VA_START && !args.pad ? 0 : EINVAL;
+	want = args.param <= DRM_PAGODA_PARAM_MAX_SLOT_ID && !args.pad ? 0 : EINVAL;
 
 	if (!rnd_below(16)) {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, bad_pointer(readonly));
@@ -134,8 +151,7 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, &args);
 	}
 	count_pagoda(DRM_PAGODA_GET_PARAM, got);
-	if (got == want && (got || args.param < DRM_PAGODA_PARAM_VA_BITS ||
-			    args.value == mmu_param[args.param - DRM_PAGODA_PARAM_VA_BITS]))
+	if (got == want && (got || param_value_right(args.param, args.value)))
 		return 1;
 	pt_fail("call %lu: GET_PARAM param %u pad %u: %s (want %s), value 0x%llx",
 		i, args.param, args.pad, strerror(got), strerror(want),
@@ -147,6 +163,7 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 #define MAX_LIVE	16
 static uint32_t live[MAX_LIVE];
 static uint64_t live_size[MAX_LIVE];	/* their sizes, as GEM_CREATE reported them */
+static uint32_t live_flags[MAX_LIVE];	/* their DRM_PAGODA_BO_* flags */
 static unsigned int resident[MAX_LIVE];	/* MakeResident counts of live[] */
 static unsigned int nlive;
 
@@ -225,6 +242,7 @@ static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
 			close_all(fd);
 		resident[nlive] = 0;
 		live_size[nlive] = args.size;
+		live_flags[nlive] = args.flags;
 		live[nlive++] = args.handle;
 		return 1;
 	}
@@ -1380,11 +1398,15 @@ static int fuzz_ctx_destroy(int fd, void *readonly, unsigned long i)
 	return 0;
 }
 
-/* The answer of CTX_QUERY for a context banned or not (every job of it is done). */
+/*
+ * The answer of CTX_QUERY for a context banned or not (every job of it is
+ * done). No job of the fuzzer hangs the engine: no reset ever stopped one
+ * (no RESET_GUILTY or RESET_INNOCENT, resets 0).
+ */
 static int ctx_query_right(const struct drm_pagoda_ctx_query *q, int banned)
 {
 	if (q->status & ~(DRM_PAGODA_CTX_BANNED | DRM_PAGODA_CTX_FAULTED) ||
-	    !(q->status & DRM_PAGODA_CTX_BANNED) != !banned)
+	    !(q->status & DRM_PAGODA_CTX_BANNED) != !banned || q->resets)
 		return 0;
 	if (q->status & DRM_PAGODA_CTX_FAULTED)
 		return q->fault_code != 0;
@@ -1406,6 +1428,7 @@ static int fuzz_ctx_query(int fd, void *readonly, unsigned long i)
 	args.fault_code = rnd();
 	args.fault_access = rnd();
 	args.fault_level = rnd();
+	args.resets = rnd();
 	args.pad = rnd_below(8) ? 0 : rnd_value();
 	k = ctx_index(args.ctx_id);
 	want = args.pad ? EINVAL : k < 0 ? ENOENT : 0;
@@ -1418,10 +1441,11 @@ static int fuzz_ctx_query(int fd, void *readonly, unsigned long i)
 	count_pagoda(DRM_PAGODA_CTX_QUERY, got);
 	if (got == want && (got || ctx_query_right(&args, ctx_banned[k])))
 		return 1;
-	pt_fail("call %lu: CTX_QUERY id %u pad 0x%x: %s (want %s), status 0x%x (want %s) fault va 0x%llx code %u access %u level %u",
+	pt_fail("call %lu: CTX_QUERY id %u pad 0x%x: %s (want %s), status 0x%x (want %s) fault va 0x%llx code %u access %u level %u resets %llu",
 		i, args.ctx_id, args.pad, strerror(got), strerror(want), args.status,
 		k >= 0 && ctx_banned[k] ? "banned" : "not banned", (unsigned long long)args.fault_va,
-		args.fault_code, args.fault_access, args.fault_level);
+		args.fault_code, args.fault_access, args.fault_level,
+		(unsigned long long)args.resets);
 	resync = 1;
 	return 0;
 }
@@ -1471,9 +1495,10 @@ static int settle(int fd, unsigned int k, int may_fault, unsigned long i)
 	ctx_banned[k] = !!(q.status & DRM_PAGODA_CTX_BANNED);
 	if (ctx_query_right(&q, may_fault ? ctx_banned[k] : 0))
 		return 1;
-	pt_fail("call %lu: context %u after jobs of %s: status 0x%x fault va 0x%llx code %u access %u level %u",
+	pt_fail("call %lu: context %u after jobs of %s: status 0x%x fault va 0x%llx code %u access %u level %u resets %llu",
 		i, ctx_id[k], may_fault ? "anything" : "NOPs only", q.status,
-		(unsigned long long)q.fault_va, q.fault_code, q.fault_access, q.fault_level);
+		(unsigned long long)q.fault_va, q.fault_code, q.fault_access, q.fault_level,
+		(unsigned long long)q.resets);
 	resync = 1;
 	return 0;
 }
@@ -1636,6 +1661,1044 @@ static int fuzz_submit(int fd, void *readonly, unsigned long i)
 	return 0;
 }
 
+/* ---- DRM_IOCTL_PAGODA_SUBMIT_PHYS ---- */
+
+/*
+ * Physically accessed allocations the fuzzer keeps for its DMA buffers,
+ * among live[] (so that every handle of the file is one live[] knows): at
+ * least PHYS_POOL of at most PHYS_BO_MAX bytes, which any number of buffers
+ * fit at once. The handle of a larger one only comes from a stale entry.
+ */
+#define PHYS_POOL	3
+#define PHYS_BO_MAX	(1u << 20)
+/* Most entries of a generated allocation list, the NULL one included. */
+#define PHYS_LIST	5
+/* Where buffers are built; a cmd_size past it points at phys_zeros. */
+#define PHYS_CMD_BYTES	(16u << 10)
+
+static uint32_t phys_cmds[PHYS_CMD_BYTES / 4];
+static struct drm_pagoda_phys_alloc phys_allocs[DRM_PAGODA_PHYS_MAX_ALLOCS + 1];
+static struct drm_pagoda_phys_patch phys_patches[DRM_PAGODA_PHYS_MAX_PATCHES + 1];
+/* live[] index of each entry of phys_allocs a buffer is built with (-1: NULL) */
+static int phys_live[DRM_PAGODA_PHYS_MAX_ALLOCS + 1];
+/*
+ * DRM_PAGODA_SUBMIT_MAX_SIZE read-only bytes of zeros: a "bad" pointer the
+ * driver reads (as a buffer, zero headers: a command of 0 dwords; as lists,
+ * NULL allocations and entries naming entry 0) at any size it takes. The
+ * read-only memory bad_pointer() may give holds 16 KiB, less than a list.
+ */
+static const uint8_t *phys_zeros;
+
+/* Buffers that ran (and were waited for), and those of them split in portions. */
+static unsigned long phys_jobs, phys_split_jobs;
+/* The results of SUBMIT_PHYS with a readable argument, by errno. */
+static struct outcome phys_outcome;
+
+static int phys_small(unsigned int k)
+{
+	return live_flags[k] & DRM_PAGODA_BO_PHYSICAL && live_size[k] <= PHYS_BO_MAX;
+}
+
+/* Close live[k]; its residency goes with the handle. */
+static void live_drop(int fd, unsigned int k)
+{
+	close_handle(fd, live[k]);
+	nlive--;
+	live[k] = live[nlive];
+	live_size[k] = live_size[nlive];
+	live_flags[k] = live_flags[nlive];
+	resident[k] = resident[nlive];
+}
+
+/*
+ * Top the pool up: small allocations created DRM_PAGODA_BO_PHYSICAL in
+ * VRAM, hidden VRAM or system memory (the aperture), each a place the
+ * render engine reaches physically. No room is no failure: the buffers
+ * then use what there is.
+ */
+static int phys_pool(int fd, unsigned long i)
+{
+	static const uint32_t segments[] = {
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM),
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN),
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN) |
+		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+	};
+	unsigned int k, n = 0;
+	int got;
+
+	for (k = 0; k < nlive; k++)
+		n += phys_small(k);
+	while (n < PHYS_POOL) {
+		struct drm_pagoda_gem_create create = {
+			.size = rnd_below(2) ? 64 << 10 : 4096 * (1 + rnd_below(64)),
+			.flags = DRM_PAGODA_BO_PHYSICAL,
+			.segments = segments[rnd_below(ARRAY_SIZE(segments))],
+			.priority = rnd_below(3),
+		};
+
+		do
+			create.preferred_segment = rnd_below(3);
+		while (!(create.segments & DRM_PAGODA_SEGMENT_MASK(create.preferred_segment)));
+		if (nlive == MAX_LIVE) {
+			/* make room: any one but the pool's (there are fewer of those) */
+			do
+				k = rnd_below(nlive);
+			while (phys_small(k));
+			live_drop(fd, k);
+		}
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_CREATE, &create);
+		if (got == ENOSPC || got == ENOMEM)
+			return 1;
+		if (!must(got, i, "GEM_CREATE of a physically accessed allocation"))
+			return 0;
+		resident[nlive] = 0;
+		live_size[nlive] = create.size;
+		live_flags[nlive] = create.flags;
+		live[nlive++] = create.handle;
+		n++;
+	}
+	return 1;
+}
+
+/* A slot bound to a real allocation (writable with @write), or -1. */
+static int phys_pick_slot(const struct pagoda_physbuf *pb, int write)
+{
+	unsigned int slot, n = 0;
+	int pick = -1;
+
+	for (slot = 0; slot < PAGODA_PHYS_SLOTS; slot++) {
+		int e = pb->bound[slot];
+
+		if (e < 0 || (write && !(phys_allocs[e].flags & DRM_PAGODA_PHYS_WRITE)))
+			continue;
+		if (!rnd_below(++n))
+			pick = slot;
+	}
+	return pick;
+}
+
+static uint64_t phys_slot_size(const struct pagoda_physbuf *pb, int slot)
+{
+	return live_size[phys_live[pb->bound[slot]]];
+}
+
+/* An offset in an allocation of @size bytes with @need bytes after it (@need <= @size). */
+static uint64_t phys_offset(uint64_t size, uint64_t need)
+{
+	uint64_t span = size - need;
+
+	switch (rnd_below(4)) {
+	case 0:
+		return 0;
+	case 1:
+		return span;		/* right up to the end */
+	case 2:
+		return rnd_below(span + 1);
+	default:
+		return 4 * rnd_below(span / 4 + 1);
+	}
+}
+
+/* Bytes a command touches, at most @room: none, a few, or all there is. */
+static uint64_t phys_length(uint64_t room)
+{
+	switch (rnd_below(6)) {
+	case 0:
+		return 0;
+	case 1:
+		return room;
+	case 2:
+		return rnd_below(room + 1);
+	default:
+		return rnd_below((room < 256 ? room : 256) + 1);
+	}
+}
+
+/*
+ * One command on the slots bound: every access inside its allocation,
+ * writes only to allocations listed DRM_PAGODA_PHYS_WRITE. WAIT_FENCE
+ * waits for a value of 0, which any u64 is at least: it never blocks.
+ */
+static void phys_emit(struct pagoda_physbuf *pb)
+{
+	int rs = phys_pick_slot(pb, 0), ws = phys_pick_slot(pb, 1);
+	uint64_t rsize = rs >= 0 ? phys_slot_size(pb, rs) : 0;
+	uint64_t wsize = ws >= 0 ? phys_slot_size(pb, ws) : 0;
+	uint64_t n, src, dst;
+	uint32_t values[16], k, at;
+
+	switch (rnd_below(8)) {
+	case 0:
+		if (ws < 0)
+			break;
+		n = phys_length(wsize);
+		pagoda_phys_fill(pb, ws, phys_offset(wsize, n), n, rnd());
+		return;
+	case 1:
+		if (ws < 0)
+			break;
+		n = rnd_below((wsize / 4 < 16 ? wsize / 4 : 16) + 1);
+		for (k = 0; k < n; k++)
+			values[k] = rnd();
+		pagoda_phys_write_imm(pb, ws, phys_offset(wsize, 4 * n), values, n);
+		return;
+	case 2:
+		if (rs < 0 || ws < 0)
+			break;
+		n = phys_length(rsize < wsize ? rsize : wsize);
+		src = phys_offset(rsize, n);
+		dst = phys_offset(wsize, n);
+		pagoda_phys_copy(pb, rs, src, ws, dst, n);
+		return;
+	case 3:
+		if (rs < 0 || ws < 0 || wsize < 4)
+			break;
+		n = phys_length(rsize);
+		src = phys_offset(rsize, n);
+		pagoda_phys_crc32(pb, rs, src, n, ws, phys_offset(wsize, 4));
+		return;
+	case 4:
+		if (ws < 0 || wsize < 8)
+			break;
+		pagoda_phys_signal(pb, ws, phys_offset(wsize, 8), rnd());
+		return;
+	case 5:
+		/* libpagoda has no physical WAIT_FENCE: its entry is written here */
+		if (rs < 0 || rsize < 8 || pb->patch_count == pb->patch_capacity)
+			break;
+		at = pb->cb.used_bytes;
+		pagoda_cmd_wait(&pb->cb, 0, 0);
+		pb->patches[pb->patch_count++] = (struct drm_pagoda_phys_patch){
+			.alloc_index = pb->bound[rs],
+			.slot_id = rs,
+			.alloc_offset = phys_offset(rsize, 8),
+			.patch_offset = at + 8,
+			.split_offset = pb->bound_at[rs],
+		};
+		return;
+	}
+	pagoda_cmd_nop(&pb->cb, 1 + rnd_below(8));
+}
+
+/*
+ * A buffer the kernel must accept, on allocations of the pool (and now
+ * and then none: NOPs only): up to PHYS_LIST entries in random order, one
+ * of them now and then the NULL allocation, most listed for writing. One
+ * to four split points; at each, slots (mostly a few low ones, so that
+ * they are bound again) get an entry of the list or the NULL one, then
+ * one to four commands follow, so every split offset is a command's start.
+ * Returns the entries of the allocation list.
+ */
+static uint32_t phys_build(struct pagoda_physbuf *pb)
+{
+	int small[MAX_LIVE];
+	unsigned int nsmall = 0, k, j, splits, binds, cmds;
+	uint32_t na = 0, null_at = ~0u;
+	uint64_t touched;
+
+	for (k = 0; k < nlive; k++)
+		if (phys_small(k))
+			small[nsmall++] = k;
+	for (k = 0; k < nsmall; k++) {		/* shuffle */
+		int t = small[k];
+
+		j = k + rnd_below(nsmall - k);
+		small[k] = small[j];
+		small[j] = t;
+	}
+	k = rnd_below(8) ? 1 + rnd_below(nsmall < PHYS_LIST - 1 ? nsmall : PHYS_LIST - 1) : 0;
+	if (k > nsmall)
+		k = nsmall;
+	if (k && !rnd_below(4))
+		null_at = rnd_below(k + 1);
+	for (j = 0; j < k || na == null_at; ) {
+		if (na == null_at) {
+			phys_allocs[na] = (struct drm_pagoda_phys_alloc){ 0, 0 };
+			phys_live[na++] = -1;
+			continue;
+		}
+		phys_allocs[na] = (struct drm_pagoda_phys_alloc){
+			live[small[j]], rnd_below(4) ? DRM_PAGODA_PHYS_WRITE : 0,
+		};
+		phys_live[na++] = small[j++];
+	}
+
+	pagoda_physbuf_init(pb, phys_cmds, 4096, phys_patches, DRM_PAGODA_PHYS_MAX_PATCHES);
+	splits = 1 + rnd_below(4);
+	while (splits--) {
+		pagoda_phys_split(pb);
+		touched = 0;	/* slots given an entry at this split: one each */
+		binds = na ? rnd_below(4) : 0;
+		while (binds--) {
+			uint32_t slot = rnd_below(4) ? rnd_below(4) : rnd_below(PAGODA_PHYS_SLOTS);
+			uint32_t e = rnd_below(na);
+
+			if (touched & 1ull << slot)
+				continue;
+			touched |= 1ull << slot;
+			pagoda_phys_bind(pb, slot, e, phys_live[e] < 0);
+		}
+		cmds = 1 + rnd_below(4);
+		while (cmds--)
+			phys_emit(pb);
+	}
+	return na;
+}
+
+/* Sort the entries by split offset, keeping their order within one (as pagoda_submit_phys()). */
+static void phys_sort(struct drm_pagoda_phys_patch *p, uint32_t count)
+{
+	uint32_t k, j;
+
+	for (k = 1; k < count; k++) {
+		struct drm_pagoda_phys_patch e = p[k];
+
+		for (j = k; j && p[j - 1].split_offset > e.split_offset; j--)
+			p[j] = p[j - 1];
+		p[j] = e;
+	}
+}
+
+/* The start and length of a random command of the buffer as built ([0, @size) well formed). */
+static uint32_t phys_pick_cmd(uint32_t size, uint32_t *dwords)
+{
+	uint32_t at = 0, pick = 0, n = 0, d;
+
+	*dwords = 1;
+	while (at < size) {
+		d = phys_cmds[at / 4] >> 16;
+		if (!rnd_below(++n)) {
+			pick = at;
+			*dwords = d;
+		}
+		at += 4 * d;
+	}
+	return pick;
+}
+
+/*
+ * The parser takes WAIT_FENCE with any value, and the engine then waits
+ * for it: a corruption that left a value (or made a command of one) would
+ * hang the engine until the scheduler's timeout resets it. Every
+ * WAIT_FENCE the engine could run waits for 0 again: the value is no
+ * operand the parser looks at, so the answer does not change.
+ */
+static void phys_no_wait(uint32_t size)
+{
+	uint32_t at = 0, dwords;
+
+	if (size > sizeof(phys_cmds))
+		return;
+	while (at < size) {
+		dwords = PAGODA_CMD_DWORDS(phys_cmds[at / 4]);
+		if (!dwords || dwords > (size - at) / 4)
+			return;
+		if (PAGODA_CMD_OP(phys_cmds[at / 4]) == PAGODA_CMD_WAIT_FENCE && dwords == 6)
+			phys_cmds[at / 4 + 4] = phys_cmds[at / 4 + 5] = 0;
+		at += 4 * dwords;
+	}
+}
+
+/* A bad pointer for a list or the buffer: read-only memory reads as phys_zeros. */
+static uint64_t phys_bad_pointer(void *readonly)
+{
+	void *p = bad_pointer(readonly);
+
+	return p == readonly ? (uintptr_t)phys_zeros : (uintptr_t)p;
+}
+
+/*
+ * Break (mostly) one rule of the buffer just built, or of its arguments:
+ * what the driver makes of it is phys_expect()'s business, not this one's.
+ */
+static void phys_corrupt(struct drm_pagoda_submit_phys *a, void *readonly)
+{
+	static const uint32_t bad_sizes[] = {
+		0, 1, 2, 3, 5, 6, 7, 4094, DRM_PAGODA_SUBMIT_MAX_SIZE + 1,
+		DRM_PAGODA_SUBMIT_MAX_SIZE + 4, 0x80000000u, ~0u - 3, ~0u,
+	};
+	static const uint32_t bad_counts[] = {
+		DRM_PAGODA_PHYS_MAX_ALLOCS + 1, DRM_PAGODA_PHYS_MAX_PATCHES + 1, 0x80000000u, ~0u,
+	};
+	uint32_t np = a->patch_count, na = a->alloc_count, at, dwords, k;
+	struct drm_pagoda_phys_patch *p = &phys_patches[rnd_below(np ? np : 1)];
+	struct drm_pagoda_phys_alloc *al = &phys_allocs[rnd_below(na ? na : 1)];
+	uint64_t v;
+
+	at = phys_pick_cmd(a->cmd_size, &dwords);
+	switch (rnd_below(24)) {
+	case 0:
+		a->flags = 1u << rnd_below(32);
+		break;
+	case 1:		/* a size the arguments refuse, or one that cuts or runs on */
+		switch (rnd_below(3)) {
+		case 0:
+			a->cmd_size = bad_sizes[rnd_below(ARRAY_SIZE(bad_sizes))];
+			break;
+		case 1:
+			a->cmd_size = a->cmd_size > 4 ? a->cmd_size - 4 * (1 + rnd_below(4)) : 8;
+			break;
+		default:
+			a->cmd_size += 4 * (1 + rnd_below(4));
+			break;
+		}
+		if (a->cmd_size >= 4 && a->cmd_size <= DRM_PAGODA_SUBMIT_MAX_SIZE &&
+		    !(a->cmd_size % 4) && a->cmd_size > sizeof(phys_cmds))
+			a->cmds = (uintptr_t)phys_zeros;
+		break;
+	case 2:
+		/*
+		 * A buffer of zeros (a command of 0 dwords), or the largest
+		 * size from where nothing is to be read. Copying 16 MiB takes
+		 * the guest about a second: that is rare.
+		 */
+		a->cmds = (uintptr_t)phys_zeros;
+		a->cmd_size = 4 * (1 + rnd_below(1 << 14));
+		if (!rnd_below(4)) {
+			a->cmd_size = DRM_PAGODA_SUBMIT_MAX_SIZE - 4 * rnd_below(2);
+			if (rnd_below(32))
+				do
+					a->cmds = phys_bad_pointer(readonly);
+				while (a->cmds == (uintptr_t)phys_zeros);
+		}
+		break;
+	case 3:		/* more entries than the list has: stale ones, or past the maximum */
+		switch (rnd_below(4)) {
+		case 0:
+			a->alloc_count = bad_counts[rnd_below(ARRAY_SIZE(bad_counts))];
+			break;
+		case 1:
+			a->alloc_count = DRM_PAGODA_PHYS_MAX_ALLOCS;
+			break;
+		case 2:
+			a->alloc_count = na ? na - 1 : 1;
+			break;
+		default:
+			a->alloc_count = na + 1 + rnd_below(4);
+			break;
+		}
+		break;
+	case 4:
+		switch (rnd_below(4)) {
+		case 0:
+			a->patch_count = bad_counts[rnd_below(ARRAY_SIZE(bad_counts))];
+			break;
+		case 1:
+			a->patch_count = DRM_PAGODA_PHYS_MAX_PATCHES;
+			break;
+		case 2:
+			a->patch_count = np ? np - 1 : 1;
+			break;
+		default:
+			a->patch_count = np + 1 + rnd_below(4);
+			break;
+		}
+		break;
+	case 5:		/* an entry left out: its operand is not patched */
+		if (!np)
+			break;
+		memmove(p, p + 1, (np - (p - phys_patches) - 1) * sizeof(*p));
+		a->patch_count--;
+		break;
+	case 6:		/* an entry twice: two patches of one operand */
+		if (!np)
+			break;
+		memmove(p + 1, p, (np - (p - phys_patches)) * sizeof(*p));
+		a->patch_count++;
+		break;
+	case 7:		/* an access past the allocation's end */
+		k = p->alloc_index < na && phys_live[p->alloc_index] >= 0 ?
+		    phys_live[p->alloc_index] : 0;
+		p->alloc_offset = rnd_below(2) && nlive ? live_size[k] - rnd_below(8) : rnd_value();
+		break;
+	case 8:		/* a size operand past the allocation's end */
+		k = PAGODA_CMD_OP(phys_cmds[at / 4]);
+		v = rnd_below(2) ? PHYS_BO_MAX + rnd_below(8) : rnd_value();
+		if (k == PAGODA_CMD_FILL32 || k == PAGODA_CMD_CRC32)
+			memcpy((uint8_t *)phys_cmds + at + 16, &v, 8);
+		else if (k == PAGODA_CMD_COPY)
+			memcpy((uint8_t *)phys_cmds + at + 24, &v, 8);
+		else if (k == PAGODA_CMD_WRITE_IMM)
+			phys_cmds[at / 4 + 1] = v;	/* the count: no longer the length's */
+		break;
+	case 9:		/* a write to an allocation listed read-only, or unknown flags */
+		if (rnd_below(2))
+			al->flags &= ~DRM_PAGODA_PHYS_WRITE;
+		else
+			al->flags |= 1u << rnd_below(rnd_below(2) ? 4 : 32);
+		break;
+	case 10:	/* a slot past the table, or another one */
+		p->slot_id = rnd_below(2) ? DRM_PAGODA_MAX_SLOT_ID + rnd_below(4) :
+			     rnd_below(2) ? rnd_below(DRM_PAGODA_MAX_SLOT_ID) : (uint32_t)rnd_value();
+		break;
+	case 11:	/* split offsets out of order */
+		if (np < 2)
+			break;
+		k = rnd_below(np - 1);
+		if (rnd_below(2)) {
+			struct drm_pagoda_phys_patch t = phys_patches[k];
+
+			phys_patches[k] = phys_patches[np - 1];
+			phys_patches[np - 1] = t;
+		} else {
+			phys_patches[k].split_offset = phys_patches[np - 1].split_offset + 4;
+		}
+		break;
+	case 12:	/* a split offset inside a command, past the end, or a byte in a dword */
+		switch (rnd_below(4)) {
+		case 0:
+			p->split_offset = at + 4 * rnd_below(dwords);
+			break;
+		case 1:
+			p->split_offset = p->split_offset + 1 + rnd_below(3);
+			break;
+		case 2:
+			p->split_offset = a->cmd_size + 4 * rnd_below(2);
+			break;
+		default:
+			p->split_offset = rnd_value();
+			break;
+		}
+		break;
+	case 13:	/* a JUMP or CALL, which would run what the kernel did not parse */
+		phys_cmds[at / 4] = PAGODA_CMD_HEADER(rnd_below(2) ? PAGODA_CMD_JUMP : PAGODA_CMD_CALL,
+						      0, dwords);
+		break;
+	case 14:	/* a command of another engine or none, with flags, or of another length */
+		switch (rnd_below(4)) {
+		case 0:
+			phys_cmds[at / 4] = PAGODA_CMD_HEADER(PAGODA_CMD_TRANSFER + rnd_below(11), 0, dwords);
+			break;
+		case 1:
+			phys_cmds[at / 4] = PAGODA_CMD_HEADER(rnd_below(2) ? 3 + rnd_below(13) :
+							      0x26 + rnd_below(0xda), 0, dwords);
+			break;
+		case 2:
+			phys_cmds[at / 4] |= (1 + rnd_below(255)) << 8;
+			break;
+		default:
+			k = rnd_below(2) ? dwords + 1 : rnd_below(2) ? dwords - 1 : rnd_below(0x10000);
+			phys_cmds[at / 4] = (phys_cmds[at / 4] & 0xffff) | k << 16;
+			break;
+		}
+		break;
+	case 15:	/* a handle this file does not have */
+		al->handle = rnd_below(2) ? (uint32_t)rnd_value() : al->handle + 1 + rnd_below(64);
+		break;
+	case 16:	/* an allocation not accessed physically (when there is one) */
+		for (k = 0; k < nlive; k++)
+			if (!(live_flags[k] & DRM_PAGODA_BO_PHYSICAL) && !rnd_below(2))
+				al->handle = live[k];
+		break;
+	case 17:	/* an allocation listed twice */
+		if (na > 1)
+			al->handle = phys_allocs[rnd_below(na)].handle;
+		break;
+	case 18:	/* the NULL allocation where there are patches or flags, or patches of it */
+		if (rnd_below(2))
+			al->handle = 0;
+		else if (rnd_below(2))
+			p->patch_offset = 4 * rnd_below(a->cmd_size / 4);
+		else
+			p->alloc_offset = rnd_below(2) ? 1 : rnd_value();
+		break;
+	case 19:	/* lists or buffer where nothing (or zeros) is to be read */
+		switch (rnd_below(3)) {
+		case 0:
+			a->cmds = phys_bad_pointer(readonly);
+			break;
+		case 1:
+			a->allocs = phys_bad_pointer(readonly);
+			break;
+		default:
+			a->patches = phys_bad_pointer(readonly);
+			break;
+		}
+		break;
+	case 20:	/* a patch offset off its operand: a byte, a dword, past the end */
+		switch (rnd_below(4)) {
+		case 0:
+			p->patch_offset += 1 + rnd_below(3);
+			break;
+		case 1:
+			p->patch_offset += rnd_below(2) ? 4 : -4;
+			break;
+		case 2:
+			p->patch_offset = a->cmd_size + 4 * rnd_below(2);
+			break;
+		default:
+			p->patch_offset = rnd_value();
+			break;
+		}
+		break;
+	case 21:	/* an entry naming another entry of the list, or none */
+		p->alloc_index = rnd_below(2) ? rnd_below(na + 2) : (uint32_t)rnd_value();
+		break;
+	case 22:	/* any dword of the buffer */
+		phys_cmds[rnd_below(a->cmd_size / 4 + 1)] = rnd_value();
+		break;
+	default:	/* any bits of an entry */
+		((uint32_t *)p)[rnd_below(sizeof(*p) / 4)] ^= 1u << rnd_below(32);
+		break;
+	}
+}
+
+/*
+ * What the driver reads from @user (@bytes of it): @mine, the zeros, or
+ * NULL when the copy faults. The fuzzer never passes its own arrays with
+ * more bytes than they hold.
+ */
+static const void *phys_read(uint64_t user, uint64_t bytes, const void *mine, size_t mine_bytes)
+{
+	if (user == (uintptr_t)mine && bytes <= mine_bytes)
+		return mine;
+	if (user == (uintptr_t)phys_zeros && bytes <= DRM_PAGODA_SUBMIT_MAX_SIZE)
+		return phys_zeros;
+	return NULL;
+}
+
+/* pagoda_phys_check_lists(): EINVAL for an entry no buffer makes right. */
+static int phys_check_lists(uint32_t cmd_size, const struct drm_pagoda_phys_alloc *al, uint32_t na,
+			    const struct drm_pagoda_phys_patch *pl, uint32_t np)
+{
+	uint32_t k, j;
+
+	for (k = 0; k < na; k++) {
+		/* the NULL allocation is not written (the UAPI does not say so) */
+		if (al[k].flags & ~DRM_PAGODA_PHYS_WRITE || (!al[k].handle && al[k].flags))
+			return EINVAL;
+		for (j = 0; j < k; j++)
+			if (al[k].handle && al[k].handle == al[j].handle)
+				return EINVAL;
+	}
+	for (k = 0; k < np; k++) {
+		const struct drm_pagoda_phys_patch *p = &pl[k];
+
+		if (p->alloc_index >= na || p->slot_id >= DRM_PAGODA_MAX_SLOT_ID)
+			return EINVAL;
+		/* an entry of the NULL allocation patches nothing: offsets 0 (alloc_offset too) */
+		if (!al[p->alloc_index].handle ? p->patch_offset || p->alloc_offset :
+		    p->patch_offset % 4 || p->patch_offset >= cmd_size)
+			return EINVAL;
+	}
+	return 0;
+}
+
+/* An address operand of the buffer (pagoda_parse.c). */
+struct phys_operand {
+	uint32_t offset;
+	int write;
+	uint64_t bytes;
+};
+
+static uint64_t phys_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+static uint32_t phys_u32(const uint8_t *p)
+{
+	uint32_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/*
+ * The parser's rules (the DOC block of pagoda_parse.c and the UAPI), on
+ * lists that passed phys_check_lists(); @size: the bytes of each entry's
+ * allocation (0 for the NULL one). 0 or EINVAL.
+ */
+static int phys_parse(const uint8_t *buf, uint32_t cmd_size,
+		      const struct drm_pagoda_phys_alloc *al, const struct drm_pagoda_phys_patch *pl,
+		      uint32_t np, const uint64_t *size)
+{
+	static struct phys_operand ops[DRM_PAGODA_PHYS_MAX_PATCHES + 1];
+	static uint64_t starts[DRM_PAGODA_SUBMIT_MAX_SIZE / 4 / 64];
+	uint32_t at = 0, n = 0, patched = 0, k, j, slot;
+
+	for (k = 0; k < np; k++)
+		patched += al[pl[k].alloc_index].handle != 0;
+	memset(starts, 0, (cmd_size / 4 + 63) / 64 * sizeof(starts[0]));
+
+	/* commands: data operands only, no flags, their opcode's length, inside the buffer */
+	while (at < cmd_size) {
+		uint32_t header = phys_u32(buf + at), dwords = PAGODA_CMD_DWORDS(header);
+		const uint8_t *cmd = buf + at;
+		struct phys_operand found[2];
+		unsigned int nf = 0, f;
+
+		if (!dwords || dwords > (cmd_size - at) / 4 || PAGODA_CMD_FLAGS(header))
+			return EINVAL;
+		switch (PAGODA_CMD_OP(header)) {
+		case PAGODA_CMD_NOP:
+			break;
+		case PAGODA_CMD_SIGNAL_FENCE:
+		case PAGODA_CMD_WAIT_FENCE:
+			if (dwords != 6)
+				return EINVAL;
+			found[nf++] = (struct phys_operand){
+				at + 8, PAGODA_CMD_OP(header) == PAGODA_CMD_SIGNAL_FENCE, 8 };
+			break;
+		case PAGODA_CMD_COPY:
+			if (dwords != 8)
+				return EINVAL;
+			found[nf++] = (struct phys_operand){ at + 8, 0, phys_u64(cmd + 24) };
+			found[nf++] = (struct phys_operand){ at + 16, 1, phys_u64(cmd + 24) };
+			break;
+		case PAGODA_CMD_FILL32:
+			if (dwords != 6)
+				return EINVAL;
+			found[nf++] = (struct phys_operand){ at + 8, 1, phys_u64(cmd + 16) };
+			break;
+		case PAGODA_CMD_WRITE_IMM:
+			if (dwords < 4 || dwords - 4 != phys_u32(cmd + 4))
+				return EINVAL;
+			found[nf++] = (struct phys_operand){ at + 8, 1, 4ull * (dwords - 4) };
+			break;
+		case PAGODA_CMD_CRC32:
+			if (dwords != 8)
+				return EINVAL;
+			found[nf++] = (struct phys_operand){ at + 8, 0, phys_u64(cmd + 16) };
+			found[nf++] = (struct phys_operand){ at + 24, 1, 4 };
+			break;
+		default:	/* JUMP, CALL, the paging engine's, unknown */
+			return EINVAL;
+		}
+		for (f = 0; f < nf; f++) {
+			if (n == patched)
+				return EINVAL;
+			ops[n++] = found[f];
+		}
+		starts[at / 4 / 64] |= 1ull << (at / 4 % 64);
+		at += 4 * dwords;
+	}
+
+	/* each operand the patch offset of exactly one entry, and every entry an operand's */
+	if (n != patched)
+		return EINVAL;
+	for (k = 0; k < n; k++) {
+		const struct drm_pagoda_phys_patch *p = NULL;
+		uint64_t end;
+
+		for (j = 0; j < np; j++) {
+			if (!al[pl[j].alloc_index].handle || pl[j].patch_offset != ops[k].offset)
+				continue;
+			if (p)
+				return EINVAL;
+			p = &pl[j];
+		}
+		if (!p)
+			return EINVAL;
+		end = p->alloc_offset + ops[k].bytes;
+		if (end < p->alloc_offset || end > size[p->alloc_index])
+			return EINVAL;
+		if (ops[k].write && !(al[p->alloc_index].flags & DRM_PAGODA_PHYS_WRITE))
+			return EINVAL;
+	}
+
+	/* Split offsets: non-decreasing, inside the buffer, a command's start. */
+	for (k = 0; k < np; k++) {
+		uint32_t split = pl[k].split_offset;
+
+		if ((k && split < pl[k - 1].split_offset) || split >= cmd_size || split % 4 ||
+		    !(starts[split / 4 / 64] & 1ull << (split / 4 % 64)))
+			return EINVAL;
+	}
+	/*
+	 * Per slot, its entries in list order: those of one split offset name
+	 * one allocation, which the slot holds from there to the slot's next
+	 * greater split offset; a patch lies in that range.
+	 */
+	for (slot = 0; slot < DRM_PAGODA_MAX_SLOT_ID; slot++) {
+		for (k = 0; k < np; k++) {
+			uint64_t end = ~0ull;
+
+			if (pl[k].slot_id != slot)
+				continue;
+			for (j = k + 1; j < np; j++) {
+				if (pl[j].slot_id != slot)
+					continue;
+				if (pl[j].split_offset == pl[k].split_offset &&
+				    pl[j].alloc_index != pl[k].alloc_index)
+					return EINVAL;
+				if (pl[j].split_offset > pl[k].split_offset) {
+					end = pl[j].split_offset;
+					break;
+				}
+			}
+			if (al[pl[k].alloc_index].handle &&
+			    (pl[k].patch_offset < pl[k].split_offset || pl[k].patch_offset >= end))
+				return EINVAL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * What DRM_IOCTL_PAGODA_SUBMIT_PHYS answers, in the driver's order: EINVAL
+ * for flags, a buffer size or list counts out of range; ENOENT for an
+ * unknown context; the syncobjs as SUBMIT's (pagoda_submit_syncs_get():
+ * EINVAL for too many or flags, EFAULT for unreadable ones; per
+ * in-syncobj ENOENT for an unknown one or EINVAL when it has no fence at
+ * the point; ENOENT for an unknown out-syncobj); EFAULT for a buffer or
+ * list that cannot be read; EINVAL for entries no buffer makes right
+ * (pagoda_phys_check_lists); per allocation, ENOENT for an unknown handle
+ * and EINVAL for one not created physically accessed; EINVAL from the
+ * parser; only then ECANCELED for a banned context. Then the allocations
+ * are paged in (*@ran: ENOSPC or ENOMEM when they find no room). *@in and
+ * *@out are what the driver read of the syncobj arrays.
+ */
+static int phys_expect(const struct drm_pagoda_submit_phys *a, void *readonly,
+		       const struct drm_pagoda_sync **in, const struct drm_pagoda_sync **out,
+		       int *ran)
+{
+	static uint64_t size[DRM_PAGODA_PHYS_MAX_ALLOCS];
+	const struct drm_pagoda_phys_alloc *al;
+	const struct drm_pagoda_phys_patch *pl;
+	const uint8_t *cmds;
+	int c = ctx_index(a->ctx_id), ret, idx;
+	uint32_t k;
+
+	*ran = 0;
+	if (a->flags || a->cmd_size < 4 || a->cmd_size > DRM_PAGODA_SUBMIT_MAX_SIZE || a->cmd_size % 4 ||
+	    a->alloc_count > DRM_PAGODA_PHYS_MAX_ALLOCS || a->patch_count > DRM_PAGODA_PHYS_MAX_PATCHES)
+		return EINVAL;
+	if (c < 0)
+		return ENOENT;
+	ret = syncs_copy_result(a->in_syncs, a->in_count, readonly, in);
+	if (!ret)
+		ret = syncs_copy_result(a->out_syncs, a->out_count, readonly, out);
+	for (k = 0; !ret && k < a->in_count; k++)
+		ret = sync_wait_result(&(*in)[k]);
+	for (k = 0; !ret && k < a->out_count; k++)
+		ret = sync_index((*out)[k].handle) < 0 ? ENOENT : 0;
+	if (ret)
+		return ret;
+
+	cmds = phys_read(a->cmds, a->cmd_size, phys_cmds, sizeof(phys_cmds));
+	al = phys_read(a->allocs, (uint64_t)a->alloc_count * sizeof(*al), phys_allocs,
+		       sizeof(phys_allocs));
+	pl = phys_read(a->patches, (uint64_t)a->patch_count * sizeof(*pl), phys_patches,
+		       sizeof(phys_patches));
+	/* copying nothing never faults */
+	if (!cmds || (a->alloc_count && !al) || (a->patch_count && !pl))
+		return EFAULT;
+	ret = phys_check_lists(a->cmd_size, al, a->alloc_count, pl, a->patch_count);
+	if (ret)
+		return ret;
+	for (k = 0; k < a->alloc_count; k++) {
+		size[k] = 0;
+		if (!al[k].handle)
+			continue;
+		idx = live_index(al[k].handle);
+		if (idx < 0)
+			return ENOENT;
+		if (!(live_flags[idx] & DRM_PAGODA_BO_PHYSICAL))
+			return EINVAL;
+		size[k] = live_size[idx];
+	}
+	ret = phys_parse(cmds, a->cmd_size, al, pl, a->patch_count, size);
+	if (ret)
+		return ret;
+	if (ctx_banned[c])
+		return ECANCELED;
+	/* the pool's allocations fit many times over: never "needs more than all the memory" */
+	*ran = 1;
+	return 0;
+}
+
+/* The lists of a submission the model got wrong, for the log. */
+static void phys_dump(const struct drm_pagoda_submit_phys *a)
+{
+	uint32_t k, n;
+
+	if (a->allocs == (uintptr_t)phys_allocs)
+		for (k = 0, n = a->alloc_count; k < n && k < 8; k++)
+			printf("  alloc %u: handle %u flags 0x%x (live %d, size 0x%llx, flags 0x%x)\n",
+			       k, phys_allocs[k].handle, phys_allocs[k].flags,
+			       live_index(phys_allocs[k].handle),
+			       live_index(phys_allocs[k].handle) < 0 ? 0ull :
+			       (unsigned long long)live_size[live_index(phys_allocs[k].handle)],
+			       live_index(phys_allocs[k].handle) < 0 ? 0 :
+			       live_flags[live_index(phys_allocs[k].handle)]);
+	if (a->patches == (uintptr_t)phys_patches)
+		for (k = 0, n = a->patch_count; k < n && k < 24; k++)
+			printf("  patch %u: alloc %u slot %u alloc_offset 0x%llx patch_offset %u split_offset %u\n",
+			       k, phys_patches[k].alloc_index, phys_patches[k].slot_id,
+			       (unsigned long long)phys_patches[k].alloc_offset,
+			       phys_patches[k].patch_offset, phys_patches[k].split_offset);
+	if (a->cmds == (uintptr_t)phys_cmds)
+		for (k = 0, n = a->cmd_size / 4; k < n && k < 96; k += 8)
+			printf("  cmds +%u: %08x %08x %08x %08x %08x %08x %08x %08x\n", 4 * k,
+			       phys_cmds[k], phys_cmds[k + 1], phys_cmds[k + 2], phys_cmds[k + 3],
+			       phys_cmds[k + 4], phys_cmds[k + 5], phys_cmds[k + 6], phys_cmds[k + 7]);
+}
+
+/*
+ * A buffer ran: wait for it through its last out-syncobj (which now holds
+ * its fence: a point added, or replaced), else for every job of the
+ * context (settle()); a buffer the parser passed must not have banned it.
+ */
+static int phys_settle(int fd, unsigned int c, const struct drm_pagoda_sync *out, uint32_t n,
+		       unsigned long i)
+{
+	struct drm_pagoda_ctx_query q = { .ctx_id = ctx_id[c] };
+	struct pagoda_dev dev = { .fd = fd };
+
+	if (!n)
+		return nop_setup(fd, i) && settle(fd, c, 0, i);
+	if (!must(-pagoda_syncobj_wait(&dev, out[n - 1].handle, out[n - 1].point, JOB_TIMEOUT_NS),
+		  i, "waiting for the out-syncobj of a physical-mode buffer") ||
+	    !must(do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_QUERY, &q), i, "CTX_QUERY of a context"))
+		return 0;
+	ctx_banned[c] = !!(q.status & DRM_PAGODA_CTX_BANNED);
+	if (ctx_query_right(&q, 0))
+		return 1;
+	pt_fail("call %lu: context %u after a physical-mode buffer the parser accepted: status 0x%x fault va 0x%llx code %u access %u level %u resets %llu",
+		i, ctx_id[c], q.status, (unsigned long long)q.fault_va, q.fault_code,
+		q.fault_access, q.fault_level, (unsigned long long)q.resets);
+	resync = 1;
+	return 0;
+}
+
+/*
+ * DRM_IOCTL_PAGODA_SUBMIT_PHYS: buffers phys_build() makes on the pool,
+ * often with one rule broken (phys_corrupt()), on a context and syncobjs
+ * chosen as SUBMIT's, each result exactly phys_expect()'s. A buffer that
+ * runs is waited for and must not ban its context; portions tells how
+ * many jobs it took: 1 unless the allocations did not fit at once. Where
+ * the allocations find no room (ENOSPC, ENOMEM) a buffer that was split
+ * may have run in part and banned its context: the model asks CTX_QUERY.
+ */
+static int fuzz_submit_phys(int fd, void *readonly, unsigned long i)
+{
+	static const uint32_t counts[] = {
+		0, 1, 2, 3, DRM_PAGODA_SUBMIT_MAX_SYNCS, DRM_PAGODA_SUBMIT_MAX_SYNCS + 1, 0x80000000u, ~0u,
+	};
+	static struct drm_pagoda_sync in[DRM_PAGODA_SUBMIT_MAX_SYNCS], out[DRM_PAGODA_SUBMIT_MAX_SYNCS];
+	const struct drm_pagoda_sync *in_read = in, *out_read = out;
+	struct drm_pagoda_submit_phys args = { 0 };
+	struct pagoda_physbuf pb;
+	uint32_t k;
+	int want, got, c, ran;
+
+	if (!nctx) {
+		struct drm_pagoda_ctx_create create = { .priority = DRM_PAGODA_PRIORITY_NORMAL };
+
+		if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_CREATE, &create), i, "CTX_CREATE"))
+			return 0;
+		ctx_id[0] = create.ctx_id;
+		ctx_banned[nctx++] = 0;
+	}
+	if (!phys_pool(fd, i))
+		return 0;
+
+	args.alloc_count = phys_build(&pb);
+	phys_sort(phys_patches, pb.patch_count);
+	args.ctx_id = nctx && rnd_below(8) ? ctx_id[rnd_below(nctx)] : rnd_ctx_id();
+	args.cmds = (uintptr_t)phys_cmds;
+	args.cmd_size = pb.cb.used_bytes;
+	args.allocs = (uintptr_t)phys_allocs;
+	args.patch_count = pb.patch_count;
+	args.patches = (uintptr_t)phys_patches;
+	args.in_count = rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
+	args.out_count = rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
+	for (k = 0; k < DRM_PAGODA_SUBMIT_MAX_SYNCS; k++) {
+		rnd_sync(&in[k], 0);
+		rnd_sync(&out[k], 0);
+		/* mostly syncobjs in every way right, so that the buffer is reached */
+		if (rnd_below(8)) {
+			in[k].flags = out[k].flags = 0;
+			in[k].handle = sync_handle[rnd_below(NSYNC)];
+			out[k].handle = sync_handle[rnd_below(NSYNC)];
+			if (sync_wait_result(&in[k]))
+				in[k].point = 0;
+			if (sync_wait_result(&in[k]))
+				in[k].handle = sync_handle[0];
+		}
+	}
+	args.in_syncs = rnd_below(32) ? (uintptr_t)in : (uintptr_t)bad_pointer(readonly);
+	args.out_syncs = rnd_below(32) ? (uintptr_t)out : (uintptr_t)bad_pointer(readonly);
+	/* out only: a value the driver's answer cannot be */
+	args.portions = 0x80000000u | rnd();
+	/* three in four break a rule: the rest run, which takes the longest */
+	if (rnd_below(4))
+		phys_corrupt(&args, readonly);
+	if (args.cmds == (uintptr_t)phys_cmds)
+		phys_no_wait(args.cmd_size);
+	want = phys_expect(&args, readonly, &in_read, &out_read, &ran);
+	c = ctx_index(args.ctx_id);
+
+	if (!rnd_below(32)) {
+		/* DRM copies the argument back even on failure: read-only memory faults too */
+		got = do_ioctl(fd, DRM_IOCTL_PAGODA_SUBMIT_PHYS, bad_pointer(readonly));
+		count_pagoda(DRM_PAGODA_SUBMIT_PHYS, got);
+		if (got == EFAULT)
+			return 1;
+		pt_fail("call %lu: SUBMIT_PHYS with a bad argument pointer: %s (want %s)", i,
+			strerror(got), strerror(EFAULT));
+		resync = 1;
+		return 0;
+	}
+	got = do_ioctl(fd, DRM_IOCTL_PAGODA_SUBMIT_PHYS, &args);
+	count_pagoda(DRM_PAGODA_SUBMIT_PHYS, got);
+	count(&phys_outcome, got);
+	/* one portion per split offset at most */
+	if (got == want && !got && args.portions >= 1 && args.portions <= args.patch_count + 1) {
+		for (k = 0; k < args.out_count; k++)
+			sync_signal(&out_read[k]);
+		phys_jobs++;
+		phys_split_jobs += args.portions > 1;
+		if (phys_settle(fd, c, out_read, args.out_count, i))
+			return 1;
+		phys_dump(&args);
+		return 0;
+	}
+	/*
+	 * Once past the parser the driver reports the portions that ran: none
+	 * on a banned context. Before, portions is not written.
+	 */
+	if (got == want && got && (want != ECANCELED || !args.portions))
+		return 1;
+	if (ran && (got == ENOSPC || got == ENOMEM)) {
+		struct drm_pagoda_ctx_query q = { .ctx_id = ctx_id[c] };
+
+		/* portions that ran before it found no room: the out-syncobjs have the last */
+		if (args.portions)
+			for (k = 0; k < args.out_count; k++)
+				sync_signal(&out_read[k]);
+		if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_QUERY, &q), i, "CTX_QUERY of a context"))
+			return 0;
+		ctx_banned[c] = !!(q.status & DRM_PAGODA_CTX_BANNED);
+		return 1;
+	}
+	pt_fail("call %lu: SUBMIT_PHYS ctx %u flags 0x%x cmds %s size 0x%x allocs %u at %s patches %u at %s in %u at %s out %u at %s: %s (want %s), portions %u",
+		i, args.ctx_id, args.flags,
+		args.cmds == (uintptr_t)phys_cmds ? "the buffer" :
+		args.cmds == (uintptr_t)phys_zeros ? "zeros" : "a bad pointer", args.cmd_size,
+		args.alloc_count, args.allocs == (uintptr_t)phys_allocs ? "the list" :
+		args.allocs == (uintptr_t)phys_zeros ? "zeros" : "a bad pointer",
+		args.patch_count, args.patches == (uintptr_t)phys_patches ? "the list" :
+		args.patches == (uintptr_t)phys_zeros ? "zeros" : "a bad pointer",
+		args.in_count, args.in_syncs == (uintptr_t)in ? "the syncs" : "a bad pointer",
+		args.out_count, args.out_syncs == (uintptr_t)out ? "the syncs" : "a bad pointer",
+		strerror(got), strerror(want), args.portions);
+	phys_dump(&args);
+	if (!got && c >= 0 && nop_setup(fd, i))
+		settle(fd, c, 1, i);
+	resync = 1;
+	return 0;
+}
+
 /* ---- the file's state ---- */
 
 /* A new file: syncobjs to use ([0] signaled), nothing else. */
@@ -1724,8 +2787,8 @@ static int fuzz_any(int fd, void *payload, void *readonly, unsigned long i)
 	nr = rnd_below(2) ? DRM_COMMAND_BASE + rnd_below(DRM_COMMAND_END - DRM_COMMAND_BASE)
 			  : rnd_below(DRM_COMMAND_BASE);
 	/* Pagoda's own ioctls are fuzzed with structure above. */
-	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_CTX_QUERY)
-		nr = DRM_COMMAND_BASE + DRM_PAGODA_CTX_QUERY + 1;
+	if (nr >= DRM_COMMAND_BASE && nr <= DRM_COMMAND_BASE + DRM_PAGODA_SUBMIT_PHYS)
+		nr = DRM_COMMAND_BASE + DRM_PAGODA_SUBMIT_PHYS + 1;
 	/*
 	 * GEM_CLOSE with a random handle could close one the fuzzer tracks;
 	 * the syncobj ioctls that make or destroy a handle, or give one a
@@ -1757,7 +2820,7 @@ static int fuzz_any(int fd, void *payload, void *readonly, unsigned long i)
 
 static const char *const pagoda_names[] = {
 	"GET_PARAM", "GEM_CREATE", "GEM_INFO", "RESIDENCY", "SET_BUDGET", "GEM_MADVISE",
-	"VM_BIND", "CTX_CREATE", "CTX_DESTROY", "SUBMIT", "CTX_QUERY",
+	"VM_BIND", "CTX_CREATE", "CTX_DESTROY", "SUBMIT", "CTX_QUERY", "SUBMIT_PHYS",
 };
 
 int main(void)
@@ -1784,7 +2847,10 @@ int main(void)
 		return pt_exit();
 	payload = mmap(NULL, PAYLOAD_MAX, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	readonly = mmap(NULL, PAYLOAD_MAX, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (!pt_check(payload != MAP_FAILED && readonly != MAP_FAILED, "payload buffers"))
+	phys_zeros = mmap(NULL, DRM_PAGODA_SUBMIT_MAX_SIZE, PROT_READ,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (!pt_check(payload != MAP_FAILED && readonly != MAP_FAILED && phys_zeros != MAP_FAILED,
+		      "payload buffers"))
 		return pt_exit();
 	/* PRIME_HANDLE_TO_FD may hand out descriptors: keep them from piling up. */
 	signal(SIGPIPE, SIG_IGN);
@@ -1794,7 +2860,8 @@ int main(void)
 	for (i = 0; i < calls && failed < 10; i++) {
 		int ok;
 
-		switch (rnd_below(16)) {
+		/* SUBMIT_PHYS as often as SUBMIT */
+		switch (rnd_below(18)) {
 		case 0:
 			ok = fuzz_get_param(fd, readonly, i);
 			break;
@@ -1830,6 +2897,10 @@ int main(void)
 		case 12:
 			ok = fuzz_ctx_query(fd, readonly, i);
 			break;
+		case 13:
+		case 14:
+			ok = fuzz_submit_phys(fd, readonly, i);
+			break;
 		default:
 			ok = fuzz_any(fd, payload, readonly, i);
 			break;
@@ -1856,10 +2927,15 @@ int main(void)
 		if (pagoda_outcome.errnos[e])
 			printf(", %lu %s", pagoda_outcome.errnos[e], strerror(e));
 	printf("\nby ioctl (calls/succeeded):");
-	for (e = 0; e <= DRM_PAGODA_CTX_QUERY; e++)
+	for (e = 0; e <= DRM_PAGODA_SUBMIT_PHYS; e++)
 		printf(" %s %lu/%lu", pagoda_names[e], nr_calls[e], nr_ok[e]);
 	printf("\nVM_BIND ran %lu operations (%lu PROTECT); %lu jobs waited for, %lu of them banned their context",
 	       vm_ops_done, vm_protects_done, jobs, jobs_banned);
+	printf("\nSUBMIT_PHYS ran %lu buffers, %lu of them in several portions; %lu calls",
+	       phys_jobs, phys_split_jobs, phys_outcome.calls);
+	for (e = 1; e < (int)ARRAY_SIZE(phys_outcome.errnos); e++)
+		if (phys_outcome.errnos[e])
+			printf(", %lu %s", phys_outcome.errnos[e], strerror(e));
 	printf("\nother DRM ioctls: %lu calls, %lu succeeded", other_outcome.calls, other_outcome.ok);
 	for (e = 1; e < (int)ARRAY_SIZE(other_outcome.errnos); e++)
 		if (other_outcome.errnos[e])

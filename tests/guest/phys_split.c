@@ -137,6 +137,7 @@ EDIT(patch_twice) { l[1] = l[0]; *nl = 2; }
 EDIT(slot_max) { l[0].slot_id = DRM_PAGODA_MAX_SLOT_ID; }
 EDIT(alloc_index) { l[0].alloc_index = *na; }
 EDIT(split_inside) { l[0].split_offset = 4; }
+EDIT(split_unaligned) { l[0].split_offset = 2; }
 EDIT(split_beyond) { l[0].split_offset = *size; }
 EDIT(patch_before_split) {
 	/* a NOP first: the fill's entry splits after its own operand */
@@ -202,6 +203,7 @@ static const struct reject_case reject_cases[] = {
 	{ "a slot id at the maximum", -EINVAL, slot_max },
 	{ "an allocation index past the list", -EINVAL, alloc_index },
 	{ "a split offset inside a command", -EINVAL, split_inside },
+	{ "a split offset not on a dword", -EINVAL, split_unaligned },
 	{ "a split offset at the buffer's end", -EINVAL, split_beyond },
 	{ "a patch before its split offset", -EINVAL, patch_before_split },
 	{ "split offsets decreasing", -EINVAL, split_decreasing },

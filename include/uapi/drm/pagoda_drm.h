@@ -471,7 +471,8 @@ struct drm_pagoda_ctx_query {
  * @handle: a GEM handle of this file, created DRM_PAGODA_BO_PHYSICAL; 0
  *	for the NULL allocation (a patch-location entry naming it unbinds
  *	its slot)
- * @flags: DRM_PAGODA_PHYS_WRITE, or 0 (the buffer only reads it)
+ * @flags: DRM_PAGODA_PHYS_WRITE, or 0 (the buffer only reads it); 0 for
+ *	the NULL allocation
  */
 struct drm_pagoda_phys_alloc {
 	__u32 handle;
@@ -483,6 +484,7 @@ struct drm_pagoda_phys_alloc {
  * @alloc_index: entry of the allocation list
  * @slot_id: row of the resource table, below DRM_PAGODA_MAX_SLOT_ID
  * @alloc_offset: byte of the allocation whose physical address is patched
+ *	(0 for the NULL allocation)
  * @patch_offset: byte of the buffer that receives it: an address operand
  *	(0 for the NULL allocation, which patches nothing)
  * @split_offset: byte of the buffer (a command boundary) from which the
