@@ -339,20 +339,20 @@ int pagoda_submit(struct pagoda_dev *dev, uint32_t ctx_id, uint64_t cmd_va, uint
 }
 
 /* Entries in order of split offset, keeping their order within one (insertion sort). */
-static void phys_sort(struct drm_pagoda_phys_patch *patches, uint32_t count)
+void pagoda_physbuf_sort(struct pagoda_physbuf *pb)
 {
 	uint32_t i, j;
 
-	for (i = 1; i < count; i++) {
-		struct drm_pagoda_phys_patch e = patches[i];
+	for (i = 1; i < pb->patch_count; i++) {
+		struct drm_pagoda_phys_patch e = pb->patches[i];
 
-		for (j = i; j && patches[j - 1].split_offset > e.split_offset; j--)
-			patches[j] = patches[j - 1];
-		patches[j] = e;
+		for (j = i; j && pb->patches[j - 1].split_offset > e.split_offset; j--)
+			pb->patches[j] = pb->patches[j - 1];
+		pb->patches[j] = e;
 	}
 }
 
-int pagoda_submit_phys(struct pagoda_dev *dev, uint32_t ctx_id, const struct pagoda_physbuf *pb,
+int pagoda_submit_phys(struct pagoda_dev *dev, uint32_t ctx_id, struct pagoda_physbuf *pb,
 		       const struct drm_pagoda_phys_alloc *allocs, uint32_t alloc_count,
 		       const struct drm_pagoda_sync *in, uint32_t in_count,
 		       const struct drm_pagoda_sync *out, uint32_t out_count, uint32_t *portions)
@@ -374,7 +374,7 @@ int pagoda_submit_phys(struct pagoda_dev *dev, uint32_t ctx_id, const struct pag
 
 	if (pb->cb.error)
 		return pb->cb.error;
-	phys_sort(pb->patches, pb->patch_count);
+	pagoda_physbuf_sort(pb);
 	ret = pagoda_ioctl(dev, DRM_IOCTL_PAGODA_SUBMIT_PHYS, &args);
 	if (portions)
 		*portions = args.portions;

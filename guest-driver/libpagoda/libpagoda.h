@@ -199,11 +199,14 @@ void pagoda_phys_crc32(struct pagoda_physbuf *pb, uint32_t src_slot, uint64_t sr
 void pagoda_phys_write_imm(struct pagoda_physbuf *pb, uint32_t slot, uint64_t dst,
 			   const uint32_t *values, uint32_t count);
 
+/* Sort @pb's entries by split offset, stable (pagoda_submit_phys() does it). */
+void pagoda_physbuf_sort(struct pagoda_physbuf *pb);
+
 /*
  * Submit @pb on @ctx_id with the allocation list @allocs; @portions (may be
  * NULL) gets the portions the kernel split it into.
  */
-int pagoda_submit_phys(struct pagoda_dev *dev, uint32_t ctx_id, const struct pagoda_physbuf *pb,
+int pagoda_submit_phys(struct pagoda_dev *dev, uint32_t ctx_id, struct pagoda_physbuf *pb,
 		       const struct drm_pagoda_phys_alloc *allocs, uint32_t alloc_count,
 		       const struct drm_pagoda_sync *in, uint32_t in_count,
 		       const struct drm_pagoda_sync *out, uint32_t out_count, uint32_t *portions);

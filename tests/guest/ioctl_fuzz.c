@@ -487,6 +487,41 @@ static void rnd_sync(struct drm_pagoda_sync *s, int often_none)
 /* ---- contexts ---- */
 
 #define MAX_CTX		8	/* a new one past these destroys one first */
+/* A count of syncobjs: mostly 0 to 2, sometimes a boundary. */
+static uint32_t rnd_sync_count(void)
+{
+	static const uint32_t counts[] = {
+		0, 1, 2, 3, DRM_PAGODA_SUBMIT_MAX_SYNCS, DRM_PAGODA_SUBMIT_MAX_SYNCS + 1, 0x80000000u, ~0u,
+	};
+
+	return rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
+}
+
+/*
+ * In- and out-syncobj arrays of DRM_PAGODA_SUBMIT_MAX_SYNCS entries: all but
+ * one in @right_one_in are in every way right (a fence at the point waited
+ * for), so that the checks after them are reached.
+ */
+static void rnd_syncs(struct drm_pagoda_sync *in, struct drm_pagoda_sync *out,
+		      unsigned int right_one_in)
+{
+	unsigned int k;
+
+	for (k = 0; k < DRM_PAGODA_SUBMIT_MAX_SYNCS; k++) {
+		rnd_sync(&in[k], 0);
+		rnd_sync(&out[k], 0);
+		if (rnd_below(right_one_in)) {
+			in[k].flags = out[k].flags = 0;
+			in[k].handle = sync_handle[rnd_below(NSYNC)];
+			out[k].handle = sync_handle[rnd_below(NSYNC)];
+			if (sync_wait_result(&in[k]))
+				in[k].point = 0;
+			if (sync_wait_result(&in[k]))
+				in[k].handle = sync_handle[0];
+		}
+	}
+}
+
 static uint32_t ctx_id[MAX_CTX];
 static int ctx_banned[MAX_CTX];
 static unsigned int nctx;
@@ -1540,9 +1575,6 @@ static int syncs_copy_result(uint64_t user, uint32_t count, void *readonly,
  */
 static int fuzz_submit(int fd, void *readonly, unsigned long i)
 {
-	static const uint32_t counts[] = {
-		0, 1, 2, 3, DRM_PAGODA_SUBMIT_MAX_SYNCS, DRM_PAGODA_SUBMIT_MAX_SYNCS + 1, 0x80000000u, ~0u,
-	};
 	static const uint32_t sizes[] = {
 		0, 1, 2, 3, 4, 5, 8, 4092, 4096, 4100, DRM_PAGODA_SUBMIT_MAX_SIZE - 4,
 		DRM_PAGODA_SUBMIT_MAX_SIZE, DRM_PAGODA_SUBMIT_MAX_SIZE + 4, ~0u - 3, ~0u,
@@ -1590,22 +1622,9 @@ static int fuzz_submit(int fd, void *readonly, unsigned long i)
 		args.cmd_size = rnd_below(2) ? sizes[rnd_below(ARRAY_SIZE(sizes))] :
 					       4 * (1 + rnd_below(1024));
 	}
-	args.in_count = rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
-	args.out_count = rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
-	for (k = 0; k < DRM_PAGODA_SUBMIT_MAX_SYNCS; k++) {
-		rnd_sync(&in[k], 0);
-		rnd_sync(&out[k], 0);
-		/* mostly syncobjs in every way right, so that the next check is reached */
-		if (rnd_below(4)) {
-			in[k].flags = out[k].flags = 0;
-			in[k].handle = sync_handle[rnd_below(NSYNC)];
-			out[k].handle = sync_handle[rnd_below(NSYNC)];
-			if (sync_wait_result(&in[k]))
-				in[k].point = 0;
-			if (sync_wait_result(&in[k]))
-				in[k].handle = sync_handle[0];
-		}
-	}
+	args.in_count = rnd_sync_count();
+	args.out_count = rnd_sync_count();
+	rnd_syncs(in, out, 4);
 	args.in_syncs = rnd_below(16) ? (uintptr_t)in : (uintptr_t)bad_pointer(readonly);
 	args.out_syncs = rnd_below(16) ? (uintptr_t)out : (uintptr_t)bad_pointer(readonly);
 
@@ -1948,20 +1967,6 @@ static uint32_t phys_build(struct pagoda_physbuf *pb)
 			phys_emit(pb);
 	}
 	return na;
-}
-
-/* Sort the entries by split offset, keeping their order within one (as pagoda_submit_phys()). */
-static void phys_sort(struct drm_pagoda_phys_patch *p, uint32_t count)
-{
-	uint32_t k, j;
-
-	for (k = 1; k < count; k++) {
-		struct drm_pagoda_phys_patch e = p[k];
-
-		for (j = k; j && p[j - 1].split_offset > e.split_offset; j--)
-			p[j] = p[j - 1];
-		p[j] = e;
-	}
 }
 
 /* The start and length of a random command of the buffer as built ([0, @size) well formed). */
@@ -2581,9 +2586,6 @@ static int phys_settle(int fd, unsigned int c, const struct drm_pagoda_sync *out
  */
 static int fuzz_submit_phys(int fd, void *readonly, unsigned long i)
 {
-	static const uint32_t counts[] = {
-		0, 1, 2, 3, DRM_PAGODA_SUBMIT_MAX_SYNCS, DRM_PAGODA_SUBMIT_MAX_SYNCS + 1, 0x80000000u, ~0u,
-	};
 	static struct drm_pagoda_sync in[DRM_PAGODA_SUBMIT_MAX_SYNCS], out[DRM_PAGODA_SUBMIT_MAX_SYNCS];
 	const struct drm_pagoda_sync *in_read = in, *out_read = out;
 	struct drm_pagoda_submit_phys args = { 0 };
@@ -2603,29 +2605,16 @@ static int fuzz_submit_phys(int fd, void *readonly, unsigned long i)
 		return 0;
 
 	args.alloc_count = phys_build(&pb);
-	phys_sort(phys_patches, pb.patch_count);
+	pagoda_physbuf_sort(&pb);
 	args.ctx_id = nctx && rnd_below(8) ? ctx_id[rnd_below(nctx)] : rnd_ctx_id();
 	args.cmds = (uintptr_t)phys_cmds;
 	args.cmd_size = pb.cb.used_bytes;
 	args.allocs = (uintptr_t)phys_allocs;
 	args.patch_count = pb.patch_count;
 	args.patches = (uintptr_t)phys_patches;
-	args.in_count = rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
-	args.out_count = rnd_below(4) ? rnd_below(3) : counts[rnd_below(ARRAY_SIZE(counts))];
-	for (k = 0; k < DRM_PAGODA_SUBMIT_MAX_SYNCS; k++) {
-		rnd_sync(&in[k], 0);
-		rnd_sync(&out[k], 0);
-		/* mostly syncobjs in every way right, so that the buffer is reached */
-		if (rnd_below(8)) {
-			in[k].flags = out[k].flags = 0;
-			in[k].handle = sync_handle[rnd_below(NSYNC)];
-			out[k].handle = sync_handle[rnd_below(NSYNC)];
-			if (sync_wait_result(&in[k]))
-				in[k].point = 0;
-			if (sync_wait_result(&in[k]))
-				in[k].handle = sync_handle[0];
-		}
-	}
+	args.in_count = rnd_sync_count();
+	args.out_count = rnd_sync_count();
+	rnd_syncs(in, out, 8);
 	args.in_syncs = rnd_below(32) ? (uintptr_t)in : (uintptr_t)bad_pointer(readonly);
 	args.out_syncs = rnd_below(32) ? (uintptr_t)out : (uintptr_t)bad_pointer(readonly);
 	/* out only: a value the driver's answer cannot be */
