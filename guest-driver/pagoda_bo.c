@@ -31,6 +31,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_ttm_helper.h>
+#include <drm/drm_mode.h>
 #include <drm/drm_print.h>
 #include <drm/ttm/ttm_tt.h>
 
@@ -103,10 +104,43 @@ static int pagoda_gem_mmap(struct drm_gem_object *gem, struct vm_area_struct *vm
 	return drm_gem_ttm_mmap(gem, vma);
 }
 
+/*
+ * Kernel mappings (the fbdev console's buffer, dma-buf importers): of
+ * system pages, or of BAR2 for an allocation contiguous in VRAM; TTM maps
+ * VRAM as one range.
+ */
+static int pagoda_gem_vmap(struct drm_gem_object *gem, struct iosys_map *map)
+{
+	struct ttm_resource *res = gem_to_pagoda_bo(gem)->tbo.resource;
+	u32 contiguous;
+	u64 offset;
+
+	pagoda_bo_res_placement(res, &offset, &contiguous);
+	if (res->mem_type == PAGODA_PL_HIDDEN || (res->mem_type == TTM_PL_VRAM && !contiguous))
+		return -EINVAL;
+	return drm_gem_ttm_vmap(gem, map);
+}
+
+/* Pinned where it is, for dma-buf attachments and kernel clients. */
+static int pagoda_gem_pin(struct drm_gem_object *gem)
+{
+	ttm_bo_pin(&gem_to_pagoda_bo(gem)->tbo);
+	return 0;
+}
+
+static void pagoda_gem_unpin(struct drm_gem_object *gem)
+{
+	ttm_bo_unpin(&gem_to_pagoda_bo(gem)->tbo);
+}
+
 static const struct drm_gem_object_funcs pagoda_gem_funcs = {
 	.free = pagoda_gem_free,
 	.close = pagoda_residency_close,
 	.mmap = pagoda_gem_mmap,
+	.pin = pagoda_gem_pin,
+	.unpin = pagoda_gem_unpin,
+	.vmap = pagoda_gem_vmap,
+	.vunmap = drm_gem_ttm_vunmap,
 	.vm_ops = &pagoda_bo_vm_ops,
 };
 
@@ -379,12 +413,33 @@ void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
  */
 int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
 {
-	struct ttm_placement preferred = { .num_placement = 1, .placement = &bo->places[0] };
 	int ret;
 
-	ret = ttm_bo_validate(&bo->tbo, &preferred, ctx);
-	if (ret == -ENOSPC || ret == -ENOMEM || ret == -EBUSY)
-		ret = ttm_bo_validate(&bo->tbo, &bo->placement, ctx);
+	ret = pagoda_bo_place_step(bo, true, ctx);
+	if (pagoda_bo_place_failed(ret))
+		ret = pagoda_bo_place_step(bo, false, ctx);
+	return ret;
+}
+
+/**
+ * pagoda_bo_place_step - one step of pagoda_bo_place()
+ * @bo: the allocation, reserved
+ * @preferred: into its preferred segment only, else into any placement
+ * @ctx: TTM's operation context
+ *
+ * For callers that must end their locking transaction after a failed
+ * step (pagoda_phys.c): TTM's eviction locks others with the caller's
+ * ticket and reports a contention there as -ENOSPC.
+ *
+ * Return: 0 or a negative errno from TTM (pagoda_bo_place_failed() tells
+ * a lack of room).
+ */
+int pagoda_bo_place_step(struct pagoda_bo *bo, bool preferred, struct ttm_operation_ctx *ctx)
+{
+	struct ttm_placement one = { .num_placement = 1, .placement = &bo->places[0] };
+	int ret;
+
+	ret = ttm_bo_validate(&bo->tbo, preferred ? &one : &bo->placement, ctx);
 	if (!ret && bo->tbo.ttm && !ttm_tt_is_populated(bo->tbo.ttm))
 		ret = ttm_tt_populate(bo->tbo.bdev, bo->tbo.ttm, ctx);
 	return ret;
@@ -522,7 +577,7 @@ u64 pagoda_bo_page_paddr(struct pagoda_bo *bo, u64 offset)
 
 /**
  * pagoda_bo_contiguous_paddr - device physical address of a contiguous allocation
- * @bo: a physically accessed allocation, pinned
+ * @bo: a physically accessed allocation or a scanout, pinned
  *
  * Return: PAGODA_PADDR() of its first byte: in its memory segment, or in
  * the aperture segment when in system memory.
@@ -641,6 +696,146 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 		return ret;
 	args->size = size;
 	return 0;
+}
+
+/**
+ * pagoda_gem_dumb_create - a dumb buffer, for generic KMS clients
+ * @file: the caller's file, which gets the handle
+ * @drm: the DRM device
+ * @args: size in pixels and bits per pixel in; handle, pitch and size out
+ *
+ * A primary allocation that the CPU maps: contiguous in VRAM (BAR2)
+ * preferred, system memory when VRAM is full or when evicted.
+ *
+ * Return: 0, -EINVAL for a size of 0 or one that overflows, or an errno of
+ * DRM_IOCTL_PAGODA_GEM_CREATE.
+ */
+int pagoda_gem_dumb_create(struct drm_file *file, struct drm_device *drm,
+			   struct drm_mode_create_dumb *args)
+{
+	struct drm_pagoda_gem_create create = {
+		.flags = DRM_PAGODA_BO_PRIMARY | DRM_PAGODA_BO_CPU_ACCESS,
+		.segments = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM) |
+			    DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
+		.eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	u32 cpp = DIV_ROUND_UP(args->bpp, 8);
+	u64 pitch;
+	int ret;
+
+	if (!args->width || !args->height || !cpp || args->width > U32_MAX / cpp)
+		return -EINVAL;
+	/* lines dword-aligned for the display controller, 64 bytes for copies */
+	pitch = ALIGN((u64)args->width * cpp, 64);
+	if (pitch > U32_MAX)
+		return -EINVAL;
+	create.size = pitch * args->height;
+	ret = pagoda_ioctl_gem_create(drm, &create, file);
+	if (ret)
+		return ret;
+	args->handle = create.handle;
+	args->pitch = pitch;
+	args->size = create.size;
+	return 0;
+}
+
+/*
+ * Where the display controller may read @bo: contiguous in the memory
+ * segment it is in, or in another allowed one; in system memory, the
+ * aperture segment. Fills @places, returns how many.
+ */
+static unsigned int pagoda_bo_scanout_places(struct pagoda_bo *bo, struct ttm_place *places)
+{
+	u32 now = bo->tbo.resource->mem_type;
+	unsigned int i, n = 0;
+
+	if (now == TTM_PL_SYSTEM || now == TTM_PL_TT) {
+		places[n++] = (struct ttm_place){ .mem_type = TTM_PL_TT };
+		return n;
+	}
+	places[n++] = (struct ttm_place){ .mem_type = now, .flags = TTM_PL_FLAG_CONTIGUOUS };
+	for (i = 0; i < bo->placement.num_placement; i++) {
+		u32 type = bo->places[i].mem_type;
+
+		if (type == now)
+			continue;
+		if (type == TTM_PL_SYSTEM)
+			type = TTM_PL_TT;
+		places[n++] = (struct ttm_place){
+			.mem_type = type,
+			.flags = TTM_PL_FLAG_FALLBACK |
+				 (type == TTM_PL_TT ? 0 : TTM_PL_FLAG_CONTIGUOUS),
+		};
+	}
+	return n;
+}
+
+/**
+ * pagoda_bo_pin_scanout - pin an allocation where the display controller reads it
+ * @bo: a framebuffer's allocation
+ *
+ * The model's primary surface: contiguous in a memory segment (where it
+ * is, moved to a contiguous range if it is not), or, in system memory,
+ * mapped into the aperture segment. An allocation pinned already stays
+ * where it is if the controller can read it there. Each call is balanced
+ * by pagoda_bo_unpin_scanout().
+ *
+ * Return: 0; -ENOSPC or -ENOMEM when no place has room, -EBUSY when it is
+ * pinned where the controller cannot read it, -ERESTARTSYS.
+ */
+int pagoda_bo_pin_scanout(struct pagoda_bo *bo)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct ttm_place places[PAGODA_NUM_SEGMENTS];
+	struct ttm_placement placement = { .placement = places };
+	u32 contiguous;
+	u64 offset;
+	int ret;
+
+	ret = ttm_bo_reserve(&bo->tbo, true, false, NULL);
+	if (ret)
+		return ret;
+	if (bo->tbo.pin_count) {
+		pagoda_bo_res_placement(bo->tbo.resource, &offset, &contiguous);
+		ret = contiguous ? 0 : -EBUSY;
+	} else {
+		placement.num_placement = pagoda_bo_scanout_places(bo, places);
+		ret = ttm_bo_validate(&bo->tbo, &placement, &ctx);
+	}
+	if (!ret)
+		ttm_bo_pin(&bo->tbo);
+	ttm_bo_unreserve(&bo->tbo);
+	return ret;
+}
+
+/**
+ * pagoda_bo_unpin_scanout - the display controller no longer reads @bo
+ * @bo: an allocation pinned by pagoda_bo_pin_scanout()
+ *
+ * Once nothing pins it, an allocation that was mapped into the aperture
+ * for the display goes back to plain system pages: the aperture holds the
+ * system-memory primaries on screen, and the physically accessed
+ * allocations whose place it is.
+ */
+void pagoda_bo_unpin_scanout(struct pagoda_bo *bo)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = false };
+	struct ttm_place system = { .mem_type = TTM_PL_SYSTEM };
+	struct ttm_placement placement = { .placement = &system, .num_placement = 1 };
+	int ret;
+
+	ttm_bo_reserve(&bo->tbo, false, false, NULL);
+	ttm_bo_unpin(&bo->tbo);
+	if (!bo->tbo.pin_count && bo->tbo.resource->mem_type == TTM_PL_TT &&
+	    !(bo->flags & DRM_PAGODA_BO_PHYSICAL)) {
+		ret = ttm_bo_validate(&bo->tbo, &placement, &ctx);
+		if (ret)
+			drm_dbg_kms(bo->tbo.base.dev,
+				    "framebuffer stays in the aperture: %d\n", ret);
+	}
+	ttm_bo_unreserve(&bo->tbo);
 }
 
 /**

@@ -120,6 +120,14 @@ bool pagoda_ttm_bo_is_pagoda(struct ttm_buffer_object *tbo);
 void pagoda_bo_res_placement(struct ttm_resource *res, u64 *offset, u32 *contiguous);
 void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt);
 int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx);
+int pagoda_bo_place_step(struct pagoda_bo *bo, bool preferred, struct ttm_operation_ctx *ctx);
+
+/* A placement failed for lack of room (or a lock contention in TTM's eviction). */
+static inline bool pagoda_bo_place_failed(int ret)
+{
+	return ret == -ENOSPC || ret == -ENOMEM || ret == -EBUSY;
+}
+
 struct pagoda_device;
 struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments,
 					  u32 flags);
@@ -133,5 +141,10 @@ void pagoda_bo_run_next(struct pagoda_bo_run *run);
 int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_gem_madvise(struct drm_device *drm, void *data, struct drm_file *file);
+struct drm_mode_create_dumb;
+int pagoda_gem_dumb_create(struct drm_file *file, struct drm_device *drm,
+			   struct drm_mode_create_dumb *args);
+int pagoda_bo_pin_scanout(struct pagoda_bo *bo);
+void pagoda_bo_unpin_scanout(struct pagoda_bo *bo);
 
 #endif /* PAGODA_BO_H */

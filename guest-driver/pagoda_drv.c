@@ -4,15 +4,17 @@
  *
  * Binds to the Pagoda PCI function, checks that BAR0 really is a Pagoda
  * register file, reads the device description, sets up interrupts and
- * registers a DRM device with a render node. User space queries the
- * device description with DRM_IOCTL_PAGODA_GET_PARAM.
+ * registers a DRM device with a primary node (KMS, pagoda_display.c) and a
+ * render node; the driver's own ioctls work on both. User space queries
+ * the device description with DRM_IOCTL_PAGODA_GET_PARAM.
  *
  * Probe order: enable the PCI function, allocate the DRM device, map
  * BAR0, check PAGODA_REG_ID, read the description, reserve BAR2 (VRAM),
  * enable bus mastering, set up interrupts, start the engines, set up the
- * segments and TTM, register the DRM device. Remove runs the reverse:
- * unplug the DRM device so that no new ioctl reaches the hardware, let the
- * engines finish (or give up on them), tear down interrupts, and let
+ * segments and TTM, the display, register the DRM device, start the fbdev
+ * console. Remove runs the reverse: unplug the DRM device so that no new
+ * ioctl reaches the hardware, turn the display off, let the engines
+ * finish (or give up on them), tear down interrupts, and let
  * devres unmap the BARs and disable the function. TTM and the allocations
  * live until the DRM device is freed, when its last file is closed.
  */
@@ -20,9 +22,12 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 
+#include <drm/drm_atomic_helper.h>
 #include <drm/drm_drv.h>
+#include <drm/drm_fbdev_ttm.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_gem_ttm_helper.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_print.h>
@@ -131,8 +136,11 @@ static const struct file_operations pagoda_drm_fops = {
 
 static const struct drm_driver pagoda_drm_driver = {
 	.driver_features	= DRIVER_GEM | DRIVER_RENDER | DRIVER_GEM_GPUVA |
-				  DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
+				  DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE |
+				  DRIVER_MODESET | DRIVER_ATOMIC,
 	.gem_prime_import	= drm_gem_prime_import,
+	.dumb_create		= pagoda_gem_dumb_create,
+	.dumb_map_offset	= drm_gem_ttm_dumb_map_offset,
 	.show_fdinfo		= pagoda_show_fdinfo,
 	.open			= pagoda_file_open,
 	.postclose		= pagoda_file_postclose,
@@ -248,6 +256,7 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	init_rwsem(&pgdev->reset_lock);
 	spin_lock_init(&pgdev->ctx_lock);
 	spin_lock_init(&pgdev->fault_lock);
+	spin_lock_init(&pgdev->int_lock);
 	ret = drmm_mutex_init(&pgdev->drm, &pgdev->bo_list_lock);
 	if (ret)
 		return ret;
@@ -279,10 +288,11 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 
 	pagoda_read_params(pgdev, pdev);
 	if (pgdev->params.mmu_levels < 2 || pgdev->params.mmu_levels > PAGODA_MMU_MAX_LEVELS ||
-	    pgdev->params.num_contexts != PAGODA_NUM_CONTEXTS || !pgdev->params.pt_segments) {
-		dev_err(dev, "unexpected MMU: %u levels, %u contexts, table segments 0x%x\n",
+	    pgdev->params.num_contexts != PAGODA_NUM_CONTEXTS || !pgdev->params.pt_segments ||
+	    !(pgdev->params.caps & PAGODA_CAPS_DISPLAY)) {
+		dev_err(dev, "unexpected device: %u MMU levels, %u contexts, table segments 0x%x, caps 0x%x\n",
 			pgdev->params.mmu_levels, pgdev->params.num_contexts,
-			pgdev->params.pt_segments);
+			pgdev->params.pt_segments, pgdev->params.caps);
 		return -ENODEV;
 	}
 
@@ -321,10 +331,15 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		goto err_engines;
 
+	ret = pagoda_display_init(pgdev);
+	if (ret)
+		goto err_engines;
+
 	pagoda_debugfs_init(pgdev);
 	ret = drm_dev_register(&pgdev->drm, 0);
 	if (ret)
 		goto err_engines;
+	drm_fbdev_ttm_setup(&pgdev->drm, 32);
 
 	drm_info(&pgdev->drm, "Pagoda revision %u.%u, %llu MiB VRAM at %pR, %u engines, %u contexts\n",
 		 pgdev->params.revision >> 16, pgdev->params.revision & 0xffff,
@@ -345,6 +360,9 @@ static void pagoda_remove(struct pci_dev *pdev)
 
 	/* New ioctls fail with ENODEV from here on; open files stay valid. */
 	drm_dev_unplug(&pgdev->drm);
+	drm_atomic_helper_shutdown(&pgdev->drm);
+	/* unplugged, the commit above did not reach the device */
+	pagoda_display_off(pgdev);
 	pagoda_engines_stop(pgdev, -ENODEV);
 	pagoda_bo_unmap_all_dma(pgdev);
 	pagoda_irq_fini(pgdev);

@@ -25,6 +25,7 @@
 #include <pagoda/pagoda_hw.h>
 
 #include "pagoda_bo.h"
+#include "pagoda_display.h"
 #include "pagoda_engine.h"
 #include "pagoda_vm.h"
 #include "pagoda_vram_mgr.h"
@@ -245,6 +246,11 @@ struct pagoda_fault_entry {
  * @reset_seq: recoveries so far, under @recovery_lock
  * @engine_resets: render engine resets, under @recovery_lock
  * @adapter_resets: adapter resets, under @recovery_lock
+ * @int_lock: protects @int_enable and serialises writes of
+ *	PAGODA_REG_INT_ENABLE (probe, remove, resets, DRM's vblank
+ *	enabling); taken with interrupts off, innermost
+ * @int_enable: the sources enabled while the handlers are in place
+ * @display: the KMS objects over the display controller
  *
  * Locking: each member that changes after probe has its lock above.
  * Everything else is written in probe before drm_dev_register() or in
@@ -252,10 +258,7 @@ struct pagoda_fault_entry {
  * interrupt handlers of different vectors may run at the same time on
  * different CPUs; each owns disjoint bits of the write-1-to-clear
  * PAGODA_REG_INT_STATUS, so they ack without a lock. PAGODA_REG_INT_ENABLE
- * is written by probe, remove and the PCI reset handlers
- * (pagoda_reset.c), all of which the PCI core calls with the device lock
- * held, so they never run at the same time; whoever adds a writer outside
- * the device lock must add a spinlock here that covers it.
+ * is written only under @int_lock.
  */
 struct pagoda_device {
 	struct drm_device drm;
@@ -295,6 +298,9 @@ struct pagoda_device {
 	u64 reset_seq;
 	u64 engine_resets;
 	u64 adapter_resets;
+	spinlock_t int_lock; /* see @int_lock above */
+	u32 int_enable;
+	struct pagoda_display display;
 };
 
 static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)
@@ -315,6 +321,7 @@ static inline void pagoda_write(struct pagoda_device *pgdev, u32 reg, u32 val)
 int pagoda_irq_init(struct pagoda_device *pgdev);
 void pagoda_irq_enable(struct pagoda_device *pgdev);
 void pagoda_irq_disable(struct pagoda_device *pgdev);
+void pagoda_irq_set_sources(struct pagoda_device *pgdev, u32 sources, bool on);
 void pagoda_irq_fini(struct pagoda_device *pgdev);
 
 extern const struct pci_error_handlers pagoda_pci_err_handlers;

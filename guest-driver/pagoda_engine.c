@@ -121,8 +121,6 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 	return 0;
 }
 
-static u64 pagoda_engine_read_fence(struct pagoda_engine *engine);
-
 /*
  * Program the ring, empty; the submit lock is held. Fences continue above
  * ENG_FENCE: a device the driver did not reset (a new binding) still shows
@@ -251,8 +249,15 @@ void pagoda_engine_fini(struct pagoda_engine *engine)
 	mutex_destroy(&engine->submit_lock);
 }
 
-/* ENG_FENCE, read so that a retirement between the two halves is not torn. */
-static u64 pagoda_engine_read_fence(struct pagoda_engine *engine)
+/**
+ * pagoda_engine_read_fence - the fence of the engine's last retired entry
+ * @engine: the engine
+ *
+ * Read so that a retirement between the two halves of ENG_FENCE is not torn.
+ *
+ * Return: ENG_FENCE.
+ */
+u64 pagoda_engine_read_fence(struct pagoda_engine *engine)
 {
 	struct pagoda_device *pgdev = engine->pgdev;
 	u32 hi, lo;
@@ -272,15 +277,16 @@ static void pagoda_engine_arm_tdr(struct pagoda_engine *engine)
 }
 
 /**
- * pagoda_engine_retire - signal the jobs the engine has retired
- * @engine: engine whose interrupt fired (or that is being stopped)
- *
- * Called from the interrupt handler after it acknowledged the engine's
- * status bit, so a retirement after the read raises a new interrupt.
+ * pagoda_engine_retire_upto - signal the jobs the engine retired up to a fence
+ * @engine: engine whose interrupt fired
+ * @retired: ENG_FENCE, read after the engine's status bit was acknowledged
+ *	(a retirement after the read raises a new interrupt) and before the
+ *	fault queue was drained (the records of the entries retired up to it
+ *	are handled, so a faulting job's context is banned before its fence
+ *	signals)
  */
-void pagoda_engine_retire(struct pagoda_engine *engine)
+void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired)
 {
-	u64 retired = pagoda_engine_read_fence(engine);
 	struct pagoda_job *job, *next;
 	unsigned long flags;
 	bool progress = false;
@@ -316,6 +322,16 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
 			pagoda_engine_arm_tdr(engine);
 	}
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
+}
+
+/**
+ * pagoda_engine_retire - signal every job the engine has retired
+ * @engine: engine that is being stopped, reset or recovered, its fault
+ *	queue handled
+ */
+void pagoda_engine_retire(struct pagoda_engine *engine)
+{
+	pagoda_engine_retire_upto(engine, pagoda_engine_read_fence(engine));
 }
 
 /**

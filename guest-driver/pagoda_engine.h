@@ -143,6 +143,8 @@ void pagoda_engine_stop(struct pagoda_engine *engine, int error);
 void pagoda_engine_abort_locked(struct pagoda_engine *engine, int error);
 void pagoda_engine_replay_locked(struct pagoda_engine *engine, struct pagoda_job *guilty);
 void pagoda_engine_fini(struct pagoda_engine *engine);
+u64 pagoda_engine_read_fence(struct pagoda_engine *engine);
+void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired);
 void pagoda_engine_retire(struct pagoda_engine *engine);
 int pagoda_engine_idle(struct pagoda_engine *engine, long timeout);
 struct pagoda_job *pagoda_engine_oldest(struct pagoda_engine *engine);

@@ -2,12 +2,16 @@
 /*
  * DOC: Pagoda interrupts
  *
- * The device raises three interrupt sources, each a bit of
- * PAGODA_REG_INT_STATUS: one per engine (a ring entry retired) and one for
- * the fault queue. With MSI-X every source has its own vector
- * (PAGODA_MSIX_VECTOR_*); without it, one MSI or INTx vector serves all of
- * them. Every vector gets the same handler, told by struct pagoda_irq which
- * status bits are its own.
+ * The device raises four interrupt sources, each a bit of
+ * PAGODA_REG_INT_STATUS: one per engine (a ring entry retired), one for
+ * the fault queue and the display's vertical blank. With MSI-X every
+ * source has its own vector (PAGODA_MSIX_VECTOR_*); without it, one MSI or
+ * INTx vector serves all of them. Every vector gets the same handler, told
+ * by struct pagoda_irq which status bits are its own.
+ *
+ * The engine and fault sources are enabled for as long as the handlers
+ * are in place; the vertical blank only while DRM wants vblanks
+ * (pagoda_irq_set_sources()).
  *
  * Status bits are write-1-to-clear. The fault bit stays set while the
  * fault queue holds records, so the handler drains the queue before it
@@ -27,7 +31,14 @@ struct pagoda_irq_source {
 	u32 sources;
 };
 
-static_assert(PAGODA_MSIX_VECTORS == 1 + PAGODA_NUM_ENGINES);
+/* Sources enabled whenever the handlers are in place. */
+#define PAGODA_INT_ALWAYS	PAGODA_INT_ALL
+#define PAGODA_INT_ENGINES	(PAGODA_INT_ENGINE(PAGODA_ENGINE_PAGING) | \
+				 PAGODA_INT_ENGINE(PAGODA_ENGINE_RENDER))
+/* Every source the driver handles. */
+#define PAGODA_INT_HANDLED	(PAGODA_INT_ALL | PAGODA_INT_VBLANK)
+
+static_assert(PAGODA_MSIX_VECTORS == 2 + PAGODA_NUM_ENGINES);
 
 static const struct pagoda_irq_source pagoda_msix_sources[PAGODA_MSIX_VECTORS] = {
 	[PAGODA_MSIX_VECTOR_FAULT] = {
@@ -39,10 +50,13 @@ static const struct pagoda_irq_source pagoda_msix_sources[PAGODA_MSIX_VECTORS] =
 	[PAGODA_MSIX_VECTOR_ENGINE(PAGODA_ENGINE_RENDER)] = {
 		"pagoda-render", PAGODA_INT_ENGINE(PAGODA_ENGINE_RENDER)
 	},
+	[PAGODA_MSIX_VECTOR_VBLANK] = {
+		"pagoda-vblank", PAGODA_INT_VBLANK
+	},
 };
 
 static const struct pagoda_irq_source pagoda_single_source = {
-	"pagoda", PAGODA_INT_ALL
+	"pagoda", PAGODA_INT_HANDLED
 };
 
 /* Keep @fault in the device's log of recent records; fault lock held. */
@@ -135,6 +149,7 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 {
 	struct pagoda_irq *vec = arg;
 	struct pagoda_device *pgdev = vec->pgdev;
+	u64 retired[PAGODA_NUM_ENGINES];
 	unsigned int e;
 	u32 status;
 
@@ -156,11 +171,21 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 	 * set while records remain: drain, then ack.
 	 */
 	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, status & ~PAGODA_INT_FAULT);
-	if (status & ~PAGODA_INT_FAULT)
+	if (status & PAGODA_INT_VBLANK)
+		pagoda_display_vblank(pgdev);
+	/*
+	 * The fences are read before the drain: an entry that retires after
+	 * the drain may have faulted after it, and waits for the next
+	 * interrupt, by which its record is handled.
+	 */
+	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
+		if (status & PAGODA_INT_ENGINE(e))
+			retired[e] = pagoda_engine_read_fence(&pgdev->engine[e]);
+	if (status & PAGODA_INT_ENGINES)
 		pagoda_fault_drain(pgdev);
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
 		if (status & PAGODA_INT_ENGINE(e))
-			pagoda_engine_retire(&pgdev->engine[e]);
+			pagoda_engine_retire_upto(&pgdev->engine[e], retired[e]);
 	if (status & PAGODA_INT_FAULT) {
 		pagoda_fault_drain(pgdev);
 		pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_FAULT);
@@ -185,8 +210,9 @@ int pagoda_irq_init(struct pagoda_device *pgdev)
 	int nvec, i, ret;
 
 	/* Nothing left over from an earlier binding may fire into the new handlers. */
+	pgdev->int_enable = 0;
 	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, 0);
-	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_ALL);
+	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_HANDLED);
 
 	nvec = pci_alloc_irq_vectors(pdev, PAGODA_MSIX_VECTORS, PAGODA_MSIX_VECTORS,
 				     PCI_IRQ_MSIX);
@@ -232,16 +258,44 @@ err_free_irqs:
 }
 
 /**
- * pagoda_irq_enable - acknowledge stale causes and enable every source
+ * pagoda_irq_enable - acknowledge stale causes and enable the sources
  * @pgdev: device whose vectors are requested
  *
  * Called once the handlers are in place: at probe, and after a reset that
- * brought PAGODA_REG_INT_ENABLE back to its power-on value of 0.
+ * brought PAGODA_REG_INT_ENABLE back to its power-on value of 0. The
+ * engine and fault sources are enabled, the vertical blank again if DRM
+ * had it on.
  */
 void pagoda_irq_enable(struct pagoda_device *pgdev)
 {
-	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_ALL);
-	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, PAGODA_INT_ALL);
+	unsigned long flags;
+
+	spin_lock_irqsave(&pgdev->int_lock, flags);
+	pgdev->int_enable |= PAGODA_INT_ALWAYS;
+	pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_HANDLED);
+	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, pgdev->int_enable);
+	spin_unlock_irqrestore(&pgdev->int_lock, flags);
+}
+
+/**
+ * pagoda_irq_set_sources - enable or disable interrupt sources
+ * @pgdev: device whose vectors are requested
+ * @sources: PAGODA_INT_* bits
+ * @on: enable them (their stale causes acknowledged first) or disable them
+ */
+void pagoda_irq_set_sources(struct pagoda_device *pgdev, u32 sources, bool on)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&pgdev->int_lock, flags);
+	if (on) {
+		pagoda_write(pgdev, PAGODA_REG_INT_STATUS, sources & ~pgdev->int_enable);
+		pgdev->int_enable |= sources;
+	} else {
+		pgdev->int_enable &= ~sources;
+	}
+	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, pgdev->int_enable);
+	spin_unlock_irqrestore(&pgdev->int_lock, flags);
 }
 
 /**
@@ -249,13 +303,17 @@ void pagoda_irq_enable(struct pagoda_device *pgdev)
  * @pgdev: device whose vectors are requested
  *
  * On return no handler of the device runs, and none is started by the
- * device until pagoda_irq_enable(). The vectors stay requested.
+ * device until pagoda_irq_enable(). The vectors stay requested; which
+ * optional sources were on is remembered for pagoda_irq_enable().
  */
 void pagoda_irq_disable(struct pagoda_device *pgdev)
 {
+	unsigned long flags;
 	unsigned int i;
 
+	spin_lock_irqsave(&pgdev->int_lock, flags);
 	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, 0);
+	spin_unlock_irqrestore(&pgdev->int_lock, flags);
 	for (i = 0; i < pgdev->num_irqs; i++)
 		synchronize_irq(pgdev->irqs[i].irq);
 }
@@ -269,9 +327,13 @@ void pagoda_irq_disable(struct pagoda_device *pgdev)
 void pagoda_irq_fini(struct pagoda_device *pgdev)
 {
 	struct pci_dev *pdev = to_pci_dev(pgdev->drm.dev);
+	unsigned long flags;
 	unsigned int i;
 
+	spin_lock_irqsave(&pgdev->int_lock, flags);
+	pgdev->int_enable = 0;
 	pagoda_write(pgdev, PAGODA_REG_INT_ENABLE, 0);
+	spin_unlock_irqrestore(&pgdev->int_lock, flags);
 	/* free_irq() waits for a handler still running on another CPU. */
 	for (i = 0; i < pgdev->num_irqs; i++)
 		free_irq(pgdev->irqs[i].irq, &pgdev->irqs[i]);

@@ -175,6 +175,30 @@ static void pagoda_phys_patch(struct pagoda_phys_submit *s, const struct drm_pag
 	iosys_map_wr(&s->buf_map, p->patch_offset, u64, cpu_to_le64(paddr));
 }
 
+/*
+ * Place allocation @a: into its preferred segment, then into any allowed
+ * one, then a miss (-ENOSPC). TTM's eviction locks others' allocations
+ * with this transaction's ticket and reports a contention there as
+ * -ENOSPC, after which nothing more may be locked before the transaction
+ * ends: each failed step ends it (-EAGAIN), and the next transaction,
+ * which resumes at the split point, takes the allocation's next step.
+ * Steps only advance until the next split, so the restarts are bounded.
+ */
+static int pagoda_phys_place(struct pagoda_phys_submit *s, u32 a, struct ttm_operation_ctx *ctx)
+{
+	u8 *step = &s->place_step[a];
+	int ret;
+
+	if (*step == 2)
+		return -ENOSPC;
+	ret = pagoda_bo_place_step(s->bos[a], !*step, ctx);
+	if (pagoda_bo_place_failed(ret)) {
+		++*step;
+		return -EAGAIN;
+	}
+	return ret;
+}
+
 /* Lock and place the allocation of entry @i, and patch it in when @patch. */
 static int pagoda_phys_page_in(struct pagoda_phys_submit *s, struct drm_exec *exec, u32 i,
 			       bool patch)
@@ -187,7 +211,7 @@ static int pagoda_phys_page_in(struct pagoda_phys_submit *s, struct drm_exec *ex
 	ret = drm_exec_lock_obj(exec, &bo->tbo.base);
 	if (ret)
 		return ret;
-	ret = pagoda_bo_place(bo, &ctx);
+	ret = pagoda_phys_place(s, p->alloc_index, &ctx);
 	if (ret)
 		return ret;
 	if (split_lru)
@@ -512,7 +536,8 @@ static void pagoda_phys_keep(struct pagoda_phys_submit *s, u32 group)
 /*
  * Process the list from the current split point to the end, pushing a
  * portion at each split. Returns -EDEADLK on a contention (drm_exec
- * retries: it resumes at the split point).
+ * retries: it resumes at the split point), -EAGAIN after a failed
+ * placement step (a new transaction resumes there: pagoda_phys_place()).
  */
 static int pagoda_phys_process(struct pagoda_phys_submit *s, struct drm_exec *exec)
 {
@@ -549,6 +574,8 @@ resume:
 			ret = pagoda_phys_push(s, p->split_offset, group, true);
 			if (ret)
 				return ret;
+			/* there may be room now */
+			memset(s->place_step, 0, sizeof(s->place_step));
 			pagoda_phys_keep(s, group);
 			pagoda_phys_release(s, exec);
 			goto resume;
@@ -566,13 +593,15 @@ static int pagoda_phys_run(struct pagoda_phys_submit *s)
 	int ret;
 
 	memset(s->kept, 0xff, sizeof(s->kept));
-	drm_exec_init(&exec, DRM_EXEC_INTERRUPTIBLE_WAIT | DRM_EXEC_IGNORE_DUPLICATES,
-		      s->alloc_count + 1);
-	drm_exec_until_all_locked(&exec) {
-		ret = pagoda_phys_process(s, &exec);
-		drm_exec_retry_on_contention(&exec);
-	}
-	drm_exec_fini(&exec);
+	do {
+		drm_exec_init(&exec, DRM_EXEC_INTERRUPTIBLE_WAIT | DRM_EXEC_IGNORE_DUPLICATES,
+			      s->alloc_count + 1);
+		drm_exec_until_all_locked(&exec) {
+			ret = pagoda_phys_process(s, &exec);
+			drm_exec_retry_on_contention(&exec);
+		}
+		drm_exec_fini(&exec);
+	} while (ret == -EAGAIN);
 	return ret;
 }
 

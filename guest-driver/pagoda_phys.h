@@ -40,6 +40,9 @@ struct ttm_buffer_object;
  * @buf_map: its CPU mapping
  * @group: first entry of the split point paging resumes at
  * @start: that split point: where the next portion starts
+ * @place_step: per allocation, the placement step it takes next since the
+ *	split point (pagoda_phys_place()): 0 its preferred segment, 1 any
+ *	allowed one, 2 a miss
  * @kept: the resource table there: for each slot the allocation index
  *	it holds (-1 for none); these stay where they are
  * @table: the resource table as entries are processed
@@ -71,6 +74,7 @@ struct pagoda_phys_submit {
 	struct iosys_map buf_map;
 	u32 group;
 	u32 start;
+	u8 place_step[DRM_PAGODA_PHYS_MAX_ALLOCS];
 	s16 kept[DRM_PAGODA_MAX_SLOT_ID];
 	s16 table[DRM_PAGODA_MAX_SLOT_ID];
 	s16 group_table[DRM_PAGODA_MAX_SLOT_ID];

@@ -67,6 +67,7 @@ static int pagoda_reset_restore(struct pagoda_device *pgdev)
 	pagoda_gart_program(pgdev);
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
 		pagoda_engine_start(&pgdev->engine[e]);
+	pagoda_display_restore(pgdev);
 	return 0;
 }
 
@@ -104,6 +105,8 @@ void pagoda_adapter_reset(struct pagoda_device *pgdev, struct pagoda_job *guilty
 	pagoda_slots_reset(pgdev);
 	pagoda_irq_enable(pgdev);
 	pagoda_gart_program(pgdev);
+	/* the surface on screen is pinned: VRAM kept it, the GART maps it again */
+	pagoda_display_restore(pgdev);
 	pagoda_engine_replay_locked(paging, guilty);
 	mutex_unlock(&render->submit_lock);
 	mutex_unlock(&paging->submit_lock);

@@ -5,6 +5,8 @@
 #     into /usr/bin, linked statically against libpagoda
 #     (guest-driver/libpagoda/) and libdrm;
 #   - the kernel modules pagoda.ko depends on, decompressed for busybox insmod;
+#   - libdrm's modetest and drm_info (Debian's libdrm-tests and drm-info)
+#     into /usr/bin, with the shared libraries and the loader they need;
 #   - busybox and /init (scripts/guest-init.sh).
 # One image per guest kernel: "stock" (Debian's 6.12, the default) or
 # "debug" (scripts/debug-kernel.sh, which has DRM and its helpers built in).
@@ -29,6 +31,8 @@ MODULE_BUILD=$GUEST_BUILD/module-$KERNEL
 LOGS=$PAGODA_CACHE/logs
 DRIVER=$PAGODA_ROOT/guest-driver
 GUEST_CFLAGS="-static -O2 -std=gnu11 -Wall -Wextra -Werror"
+# libdrm's clients in the image (stage_drm_clients)
+DRM_CLIENTS="/usr/bin/modetest /usr/bin/drm_info"
 
 check_stock_kernel() {
 	RELEASE=$(kernel_release)
@@ -64,7 +68,11 @@ check_inputs() {
 	[ -f /usr/lib/x86_64-linux-gnu/libdrm.a ] ||
 		die "libdrm.a is missing" "apt-get install libdrm-dev (scripts/setup.sh does)"
 	local tool
-	for tool in make gcc cpio gzip xz modinfo modprobe; do
+	for tool in $DRM_CLIENTS; do
+		[ -x "$tool" ] || die "$tool is missing" \
+			"apt-get install libdrm-tests drm-info (scripts/setup.sh does)"
+	done
+	for tool in make gcc cpio gzip xz modinfo modprobe ldd; do
 		command -v "$tool" >/dev/null || die "$tool not found" "run scripts/setup.sh"
 	done
 	info "kernel $RELEASE"
@@ -114,7 +122,9 @@ build_module() {
 }
 
 LIBPAGODA=$DRIVER/libpagoda
-INCLUDES="-I$PAGODA_ROOT/include -I$LIBPAGODA -I/usr/include/libdrm"
+# tests/guest/ for the tools too: pagoda_screen.h (the screen channel) is
+# shared with them.
+INCLUDES="-I$PAGODA_ROOT/include -I$LIBPAGODA -I$PAGODA_ROOT/tests/guest -I/usr/include/libdrm"
 
 # libpagoda.a, rebuilt when one of its files or a shared header changed.
 build_libpagoda() {
@@ -215,6 +225,24 @@ stage_modules() {
 	info "load order: ${order[*]}"
 }
 
+# libdrm's clients, dynamically linked (Debian's builds): staged at the
+# same paths with every library ldd resolves and the loader, the paths the
+# loader searches without an ld.so.cache.
+stage_drm_clients() {
+	local bin lib deps
+	for bin in $DRM_CLIENTS; do
+		stage "$bin" "${bin#/}"
+		deps=$(ldd "$bin") && ! grep -q 'not found' <<<"$deps" ||
+			die "ldd $bin does not resolve all its libraries" \
+			    "reinstall them: apt-get install --reinstall libdrm-tests drm-info"
+		# "libx.so.1 => /lib/.../libx.so.1 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)"
+		for lib in $(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$deps"); do
+			# cp follows symbolic links: the soname gets the library itself
+			stage "$lib" "${lib#/}"
+		done
+	done
+}
+
 stage_files() {
 	step "initramfs tree"
 	local src name
@@ -229,6 +257,7 @@ stage_files() {
 		name=$(basename "$src" .c)
 		stage "$GUEST_BUILD/bin/$name" "usr/bin/$name"
 	done
+	stage_drm_clients
 	# Drop what an earlier build staged and this one does not (a removed test).
 	local f
 	(cd "$STAGE" && find . -type f) | while read -r f; do

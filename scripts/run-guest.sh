@@ -4,7 +4,7 @@
 #
 #   scripts/run-guest.sh [--kvm] [--kernel stock|debug] [--timeout SECONDS]
 #                        [--device OPTS] [--append KERNEL_ARGS]
-#                        [--stress-seconds N] [PROGRAM...]
+#                        [--stress-seconds N] [--pngs DIR] [PROGRAM...]
 #
 #   --kvm          use KVM instead of TCG (needs a working /dev/kvm)
 #   --kernel K     stock: Debian's 6.12 (default); debug: the same 6.12 with
@@ -14,11 +14,16 @@
 #   --device OPTS  properties of the device: -device pagoda,OPTS
 #   --append ARGS  extra kernel command line arguments (e.g. pci=nomsi)
 #   --stress-seconds N  how long the stress program runs (default 60)
+#   --pngs DIR     where the guest's "screendump-png NAME" requests write
+#                  NAME.png (default: next to the log, as <log>-NAME.png)
 #   PROGRAM        name of a guest program; without any, every test in
 #                  tests/guest/ runs
 #
 # The image is brought up to date with scripts/build-guest.sh first. The
-# serial console is shown live and kept in $PAGODA_CACHE/logs/. The last
+# serial console is shown live and kept in $PAGODA_CACHE/logs/. The guest's
+# second serial port (/dev/ttyS1) talks to scripts/guest-agent.py, which
+# takes screendumps through QMP (tests/guest/pagoda_screen.h); its requests
+# are logged in <log>-agent.log (its PNGs go next to the log or to --pngs). The last
 # line is "N passed, M failed" (skipped programs, which do not apply to the
 # kernel, are listed but not counted); the exit status is 0 only when every
 # program passed and the kernel reported no problem (oops, BUG, WARNING,
@@ -42,6 +47,7 @@ KERNEL=stock
 TIMEOUT=
 DEVICE_OPTS=
 APPEND=
+PNGS=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kvm) ACCEL=kvm ;;
@@ -50,6 +56,7 @@ while [ $# -gt 0 ]; do
 	--stress-seconds) APPEND+=" pagoda_guest.stress_seconds=${2:?--stress-seconds needs a value}"; shift ;;
 	--device) DEVICE_OPTS=${2:?--device needs a value}; shift ;;
 	--append) APPEND=${2:?--append needs a value}; shift ;;
+	--pngs) PNGS=${2:?--pngs needs a directory}; shift ;;
 	-h|--help) usage 0 ;;
 	--) shift; break ;;
 	-*) printf 'unknown option %s\n\n' "$1" >&2; usage 2 ;;
@@ -118,11 +125,39 @@ info "$KERNEL kernel, accel $ACCEL, timeout ${TIMEOUT}s, device pagoda${DEVICE_O
 info "log: $LOG"
 [ -z "${PAGODA_QEMU_ARGS:-}" ] || info "extra QEMU arguments: $PAGODA_QEMU_ARGS"
 
+# The screen channel: QMP and the guest's ttyS1 on sockets in a directory
+# of this run (in /tmp: a socket's path must fit in 108 bytes).
+RUNDIR=$(mktemp -d /tmp/pagoda-guest.XXXXXX)
+AGENT_LOG=${LOG%.log}-agent.log
+agent_pid=
+cleanup() {
+	[ -z "$agent_pid" ] || kill "$agent_pid" 2>/dev/null || true
+	rm -rf "$RUNDIR"
+}
+# (bash runs an EXIT trap on Ctrl-C too)
+trap cleanup EXIT
+if [ -n "$PNGS" ]; then
+	mkdir -p "$PNGS" || die "cannot create $PNGS" "give --pngs a writable directory"
+	PNGS=$(cd "$PNGS" && pwd)
+fi
+# The agent waits for QEMU's sockets and ends with QEMU (or with this
+# script); the run's result never depends on it: a guest request it does
+# not answer times out in the guest, which fails that program.
+python3 "$PAGODA_ROOT/scripts/guest-agent.py" --qmp "$RUNDIR/qmp.sock" \
+	--serial "$RUNDIR/agent.sock" --dumps "$PAGODA_CACHE/logs" \
+	--prefix "$(basename "$LOG" .log)" ${PNGS:+--pngs "$PNGS"} \
+	</dev/null >"$AGENT_LOG" 2>&1 &
+agent_pid=$!
+
 start=$(date +%s.%N)
 set +e
+# -serial stdio comes first: the console stays ttyS0, the agent is ttyS1.
 timeout -k 5 "$TIMEOUT" "$QEMU_BIN" \
 	-machine q35 -accel "$ACCEL" -cpu "$CPU" -m 1G -smp 2 \
 	-nodefaults -serial stdio -display none -no-reboot \
+	-qmp "unix:$RUNDIR/qmp.sock,server=on,wait=off" \
+	-chardev "socket,id=agent,path=$RUNDIR/agent.sock,server=on,wait=off" \
+	-serial chardev:agent \
 	-kernel "$VMLINUZ" -initrd "$IMAGE" -append "$CMDLINE" \
 	-device "pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}" ${PAGODA_QEMU_ARGS:-} </dev/null 2>&1 |
 	sed -u 's/\r$//' | tee "$LOG"
@@ -137,6 +172,10 @@ case $qemu_rc in
 124|137) info "TIMEOUT: QEMU killed after $TIMEOUT s" ;;
 *) info "QEMU exited with status $qemu_rc after ${elapsed%.*} s" ;;
 esac
+# the PNGs the guest asked for (scripts/demo.sh shows its picture so)
+while read -r _ what path; do
+	if [ "$what" = wrote ]; then info "screen: $path"; fi
+done <"$AGENT_LOG"
 
 passed=0
 failed=0

@@ -10,7 +10,7 @@ APT_SOURCES=/etc/apt/sources.list.d/pagoda.sources
 PACKAGES="build-essential dpkg-dev ninja-build python3-venv libglib2.0-dev
 libpixman-1-dev flex bison pkg-config ccache seabios ipxe-qemu
 qemu-system-data libdrm-dev busybox-static kmod xz-utils cpio zstd bc
-libelf-dev libssl-dev gnuplot-nox"
+libelf-dev libssl-dev gnuplot-nox libpng-dev libdrm-tests drm-info"
 BACKPORT_PACKAGES="meson"
 
 as_root() {
@@ -109,11 +109,15 @@ fetch_qemu_source() {
 	touch "$QEMU_SRC/.pagoda-unpacked"
 }
 
+# pixman and libpng: QMP's screendump (PPM and PNG) of the device's console,
+# which scripts/guest-agent.py takes for the guest's display tests; QEMU
+# has no screendump command without pixman.
 QEMU_FLAGS="--python=/usr/bin/python3 --cc=/usr/lib/ccache/gcc
 --host-cc=/usr/lib/ccache/gcc --target-list=x86_64-softmmu
 --without-default-features --without-default-devices
 --with-devices-x86_64=pagoda --enable-kvm --enable-tcg --disable-docs
---disable-download --disable-install-blobs --enable-trace-backends=log"
+--disable-download --disable-install-blobs --enable-trace-backends=log
+--enable-pixman --enable-png"
 
 build_qemu() {
 	step "QEMU build (minimal x86_64 with the pagoda device; first build about 7 minutes)"

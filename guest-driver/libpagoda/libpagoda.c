@@ -34,7 +34,8 @@ static int is_pagoda(int fd)
 }
 
 /* Open the first Pagoda render node. */
-int pagoda_open(struct pagoda_dev *dev)
+/* Open the first Pagoda DRM node of @type (DRM_NODE_RENDER or DRM_NODE_PRIMARY). */
+static int pagoda_open_node(struct pagoda_dev *dev, int type)
 {
 	drmDevicePtr devices[16];
 	int count, i, fd, ret = -ENODEV;
@@ -43,9 +44,9 @@ int pagoda_open(struct pagoda_dev *dev)
 	if (count < 0)
 		return count;
 	for (i = 0; i < count && ret; i++) {
-		if (!(devices[i]->available_nodes & (1 << DRM_NODE_RENDER)))
+		if (!(devices[i]->available_nodes & (1 << type)))
 			continue;
-		fd = open(devices[i]->nodes[DRM_NODE_RENDER], O_RDWR | O_CLOEXEC);
+		fd = open(devices[i]->nodes[type], O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			continue;
 		if (is_pagoda(fd)) {
@@ -57,6 +58,16 @@ int pagoda_open(struct pagoda_dev *dev)
 	}
 	drmFreeDevices(devices, count);
 	return ret;
+}
+
+int pagoda_open(struct pagoda_dev *dev)
+{
+	return pagoda_open_node(dev, DRM_NODE_RENDER);
+}
+
+int pagoda_open_primary(struct pagoda_dev *dev)
+{
+	return pagoda_open_node(dev, DRM_NODE_PRIMARY);
 }
 
 /* Use an already open DRM file (it is closed by pagoda_close()). */

@@ -36,6 +36,8 @@ struct pagoda_bo_desc {
 };
 
 int pagoda_open(struct pagoda_dev *dev);
+/* The primary node (/dev/dri/card*): KMS, and every Pagoda ioctl too. */
+int pagoda_open_primary(struct pagoda_dev *dev);
 int pagoda_open_fd(struct pagoda_dev *dev, int fd);
 void pagoda_close(struct pagoda_dev *dev);
 int pagoda_query(struct pagoda_dev *dev, uint32_t param, uint64_t *value);

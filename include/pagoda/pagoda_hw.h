@@ -44,11 +44,13 @@
 #define   PAGODA_CAPS_APERTURE_SEGMENT	PAGODA_BIT(2)
 #define   PAGODA_CAPS_PHYSICAL_MODE	PAGODA_BIT(3)	/* render engine runs physically */
 #define   PAGODA_CAPS_ENGINE_RESET	PAGODA_BIT(4)
+#define   PAGODA_CAPS_DISPLAY		PAGODA_BIT(5)	/* display controller at PAGODA_REG_DISP_* */
 #define PAGODA_REG_SCRATCH		0x000c	/* read/write, no effect */
 #define PAGODA_REG_INT_STATUS		0x0010	/* write 1 to clear */
 #define PAGODA_REG_INT_ENABLE		0x0014
 #define   PAGODA_INT_ENGINE(e)		PAGODA_BIT(e)	/* engine e retired a ring entry */
 #define   PAGODA_INT_FAULT		PAGODA_BIT(8)	/* fault queue not empty */
+#define   PAGODA_INT_VBLANK		PAGODA_BIT(9)	/* display vertical blank */
 #define   PAGODA_INT_ALL		(PAGODA_INT_ENGINE(0) | PAGODA_INT_ENGINE(1) | \
 					 PAGODA_INT_FAULT)
 #define PAGODA_REG_VRAM_SIZE_LO		0x0018	/* CPU-visible VRAM (segment 1) */
@@ -65,7 +67,8 @@
 /* MSI-X vectors. Without MSI-X, INTx is asserted while any enabled bit is set. */
 #define PAGODA_MSIX_VECTOR_FAULT	0
 #define PAGODA_MSIX_VECTOR_ENGINE(e)	(1 + (e))
-#define PAGODA_MSIX_VECTORS		3
+#define PAGODA_MSIX_VECTOR_VBLANK	3
+#define PAGODA_MSIX_VECTORS		4
 
 /* ---- Segments ---------------------------------------------------------
  * Physical addresses are (segment id, offset) pairs packed in 64 bits:
@@ -175,7 +178,8 @@
 #define PAGODA_REG_FAULT_COUNT		0x0500	/* records queued */
 #define PAGODA_REG_FAULT_LOST		0x0504	/* records dropped on overflow */
 #define PAGODA_REG_FAULT_CONTEXT	0x0508
-#define PAGODA_REG_FAULT_ENGINE		0x050c
+#define PAGODA_REG_FAULT_ENGINE		0x050c	/* engine id, or PAGODA_FAULT_SOURCE_DISPLAY */
+#define   PAGODA_FAULT_SOURCE_DISPLAY	0x100	/* raised by the display controller */
 #define PAGODA_REG_FAULT_VA_LO		0x0510
 #define PAGODA_REG_FAULT_VA_HI		0x0514
 #define PAGODA_REG_FAULT_LEVEL		0x0518	/* walk level, 0xff if not a walk fault */
@@ -193,6 +197,7 @@
 #define   PAGODA_FAULT_OUT_OF_SEGMENT	5	/* physical address outside its segment */
 #define   PAGODA_FAULT_BAD_COMMAND	6	/* malformed or unknown command */
 #define   PAGODA_FAULT_BAD_RING_ENTRY	7	/* malformed ring entry */
+#define   PAGODA_FAULT_BAD_DISPLAY	8	/* scanout programming rejected at a flip */
 #define PAGODA_REG_FAULT_FLAGS		0x052c
 #define   PAGODA_FAULT_FLAG_WRITE	PAGODA_BIT(0)
 #define   PAGODA_FAULT_FLAG_FENCE_INVALID PAGODA_BIT(1)
@@ -242,6 +247,47 @@
 #define PAGODA_RING_FENCE		0x10	/* u64: written to ENG_FENCE when retired */
 #define PAGODA_RING_RESERVED		0x18	/* u64: must be zero */
 #define PAGODA_RING_MAX_LENGTH		(1u << 24)
+
+/* ---- Display controller ------------------------------------------------
+ * One scanout reading a surface physically, from a memory segment or the
+ * aperture segment. The surface registers (SURFACE .. CONTROL) are staged:
+ * writing FLIP latches them at the next vertical blank, when FLIP_PENDING
+ * clears, FRAME advances and PAGODA_INT_VBLANK is raised. Vertical blanks
+ * come at the refresh rate while the scanout is enabled or a flip is
+ * pending. A latched state the controller cannot show (bad geometry or
+ * format, surface outside its segment) shows black, sets STATUS.FAULT and
+ * queues one fault record (engine PAGODA_FAULT_SOURCE_DISPLAY).
+ */
+#define PAGODA_REG_DISP_MAX_WIDTH	0x2000	/* read-only, pixels */
+#define PAGODA_REG_DISP_MAX_HEIGHT	0x2004	/* read-only, lines */
+#define PAGODA_REG_DISP_PREF_WIDTH	0x2008	/* read-only: preferred mode */
+#define PAGODA_REG_DISP_PREF_HEIGHT	0x200c
+#define PAGODA_REG_DISP_REFRESH		0x2010	/* read-only: vertical blanks per 1000 s */
+#define PAGODA_REG_DISP_NUM_MODES	0x2014	/* read-only: entries at DISP_MODE() */
+#define PAGODA_REG_DISP_MODE(i)		(0x2100 + (i) * 4)	/* width | height << 16 */
+#define PAGODA_DISP_MAX_MODES		32
+#define PAGODA_DISP_MODE_WIDTH(m)	((m) & 0xffff)
+#define PAGODA_DISP_MODE_HEIGHT(m)	((m) >> 16)
+
+#define PAGODA_REG_DISP_SURFACE_LO	0x2020	/* staged: PAGODA_PADDR() of the first pixel */
+#define PAGODA_REG_DISP_SURFACE_HI	0x2024
+#define PAGODA_REG_DISP_WIDTH		0x2028	/* staged: 1 .. MAX_WIDTH */
+#define PAGODA_REG_DISP_HEIGHT		0x202c	/* staged: 1 .. MAX_HEIGHT */
+#define PAGODA_REG_DISP_STRIDE		0x2030	/* staged: bytes, multiple of 4, >= width * bpp */
+#define PAGODA_REG_DISP_FORMAT		0x2034	/* staged: a DRM fourcc code */
+#define   PAGODA_DISP_FORMAT_XRGB8888	0x34325258	/* 'XR24': 4 bytes, x:R:G:B */
+#define   PAGODA_DISP_FORMAT_RGB565	0x36314752	/* 'RG16': 2 bytes, R:G:B 5:6:5 */
+#define PAGODA_REG_DISP_CONTROL		0x2038	/* staged */
+#define   PAGODA_DISP_CONTROL_ENABLE	PAGODA_BIT(0)	/* scan out; off shows nothing */
+#define PAGODA_REG_DISP_FLIP		0x203c	/* write: latch the staged state at the next vblank */
+#define PAGODA_REG_DISP_STATUS		0x2040	/* read-only */
+#define   PAGODA_DISP_STATUS_FLIP_PENDING PAGODA_BIT(0)
+#define   PAGODA_DISP_STATUS_ENABLED	PAGODA_BIT(1)	/* the latched state scans out */
+#define   PAGODA_DISP_STATUS_FAULT	PAGODA_BIT(2)	/* the latched state shows black */
+#define PAGODA_REG_DISP_FRAME_LO	0x2048	/* read-only: vertical blanks since reset */
+#define PAGODA_REG_DISP_FRAME_HI	0x204c
+#define PAGODA_REG_DISP_ACTIVE_SURFACE_LO 0x2050	/* read-only: latched SURFACE */
+#define PAGODA_REG_DISP_ACTIVE_SURFACE_HI 0x2054
 
 /* ---- Commands -----------------------------------------------------------
  * A DMA buffer is a sequence of commands. Each starts with a 32-bit header:

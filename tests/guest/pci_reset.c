@@ -32,7 +32,7 @@ static void reset_once(const char *bdf, volatile uint32_t *mmio, int fd, int rou
 	pt_check(pt_reg(mmio, PAGODA_REG_SCRATCH) == 0,
 		 "reset %d: the device was reset (SCRATCH 0x%x)", round,
 		 pt_reg(mmio, PAGODA_REG_SCRATCH));
-	pt_check(pt_reg(mmio, PAGODA_REG_INT_ENABLE) == PAGODA_INT_ALL,
+	pt_check((pt_reg(mmio, PAGODA_REG_INT_ENABLE) & ~PAGODA_INT_VBLANK) == PAGODA_INT_ALL,
 		 "reset %d: the driver re-enabled interrupts (INT_ENABLE 0x%x)", round,
 		 pt_reg(mmio, PAGODA_REG_INT_ENABLE));
 	ret = pt_get_param(fd, DRM_PAGODA_PARAM_CHIP_ID, &value);

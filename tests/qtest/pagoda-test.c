@@ -203,6 +203,10 @@ static void test_bad_properties(void)
     check_rejected("mmu-levels=4,va-bits=52", "va-bits");
     check_rejected("aperture-size=100", "aperture-size must be");
     check_rejected("host-aperture-size=3M", "host-aperture-size must be");
+    check_rejected("max-xres=9000", "max-xres and max-yres must be");
+    check_rejected("max-yres=32", "max-xres and max-yres must be");
+    check_rejected("xres=2000,max-xres=1920", "xres and yres must be");
+    check_rejected("yres=10", "xres and yres must be");
 }
 
 /*

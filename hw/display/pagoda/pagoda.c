@@ -4,8 +4,8 @@
  *
  * The register map and every encoding live in include/pagoda/pagoda_hw.h;
  * docs/hardware.md is the programming guide. Registers of the MMU, the
- * segments and the engines are decoded here and served by their owners
- * (pagoda_mmu.c, pagoda_mem.c, pagoda_cp.c).
+ * segments, the engines and the display are decoded here and served by
+ * their owners (pagoda_mmu.c, pagoda_mem.c, pagoda_cp.c, pagoda_display.c).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -23,10 +23,17 @@
 
 /* ---- Interrupts ---------------------------------------------------------- */
 
+/* The INT_STATUS bits MSI-X vector @vector carries. */
 static uint32_t vector_bits(unsigned vector)
 {
-    return vector == PAGODA_MSIX_VECTOR_FAULT ? PAGODA_INT_FAULT
-                                              : PAGODA_INT_ENGINE(vector - 1);
+    switch (vector) {
+    case PAGODA_MSIX_VECTOR_FAULT:
+        return PAGODA_INT_FAULT;
+    case PAGODA_MSIX_VECTOR_VBLANK:
+        return PAGODA_INT_VBLANK;
+    }
+    assert(vector - PAGODA_MSIX_VECTOR_ENGINE(0) < PAGODA_NUM_ENGINES);
+    return PAGODA_INT_ENGINE(vector - PAGODA_MSIX_VECTOR_ENGINE(0));
 }
 
 /*
@@ -70,39 +77,46 @@ static PagodaFaultRecord *fault_oldest(PagodaState *s)
 }
 
 /*
+ * Queue the fault record @r (or count it lost if the queue is full) and
+ * raise PAGODA_INT_FAULT.
+ */
+void pagoda_queue_fault(PagodaState *s, const PagodaFaultRecord *r)
+{
+    if (s->fault_count == PAGODA_FAULT_QUEUE_DEPTH) {
+        s->fault_lost++;
+    } else {
+        s->faults[(s->fault_head + s->fault_count) % PAGODA_FAULT_QUEUE_DEPTH] = *r;
+        s->fault_count++;
+    }
+    pagoda_raise_irq(s, PAGODA_INT_FAULT);
+}
+
+/*
  * Record a fault of the ring entry @eng runs, halt its context and raise
  * PAGODA_INT_FAULT. The engine itself keeps running other contexts.
  */
 void pagoda_fault(PagodaState *s, const PagodaEngine *eng, const PagodaFault *f)
 {
-    PagodaFaultRecord *r;
     uint32_t ctx = eng->entry.context;
 
     trace_pagoda_fault(eng->id, ctx, f->code, f->va, f->level, f->access);
     if (ctx < PAGODA_NUM_CONTEXTS) {
         s->ctx[ctx].halted = true;
     }
-    if (s->fault_count == PAGODA_FAULT_QUEUE_DEPTH) {
-        s->fault_lost++;
-    } else {
-        r = &s->faults[(s->fault_head + s->fault_count) % PAGODA_FAULT_QUEUE_DEPTH];
-        s->fault_count++;
-        *r = (PagodaFaultRecord) {
-            .context = ctx,
-            .engine = eng->id,
-            .level = f->level,
-            .access = f->access,
-            .code = f->code,
-            .va = f->va,
-            .fence = eng->entry.fence,
-            .flags = (f->access == PAGODA_ACCESS_WRITE ? PAGODA_FAULT_FLAG_WRITE : 0) |
-                     (f->code == PAGODA_FAULT_BAD_RING_ENTRY ?
-                      PAGODA_FAULT_FLAG_FENCE_INVALID : 0) |
-                     (eng->id == PAGODA_ENGINE_PAGING ?
-                      PAGODA_FAULT_FLAG_ADAPTER_RESET_REQUIRED : 0),
-        };
-    }
-    pagoda_raise_irq(s, PAGODA_INT_FAULT);
+    pagoda_queue_fault(s, &(PagodaFaultRecord) {
+        .context = ctx,
+        .engine = eng->id,
+        .level = f->level,
+        .access = f->access,
+        .code = f->code,
+        .va = f->va,
+        .fence = eng->entry.fence,
+        .flags = (f->access == PAGODA_ACCESS_WRITE ? PAGODA_FAULT_FLAG_WRITE : 0) |
+                 (f->code == PAGODA_FAULT_BAD_RING_ENTRY ?
+                  PAGODA_FAULT_FLAG_FENCE_INVALID : 0) |
+                 (eng->id == PAGODA_ENGINE_PAGING ?
+                  PAGODA_FAULT_FLAG_ADAPTER_RESET_REQUIRED : 0),
+    });
 }
 
 static void fault_pop(PagodaState *s)
@@ -217,6 +231,7 @@ static void ctx_write(PagodaState *s, hwaddr addr, uint32_t val)
 static void pagoda_reset_state(PagodaState *s)
 {
     pagoda_cp_reset(s);
+    pagoda_display_reset(s);
     pagoda_mmu_reset(s);
     pagoda_mem_reset(s);
     memset(s->ctx, 0, sizeof(s->ctx));
@@ -331,7 +346,7 @@ static uint64_t pagoda_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case PAGODA_REG_CAPS:
         val = PAGODA_CAPS_GPUMMU | PAGODA_CAPS_HOST_APERTURE |
               PAGODA_CAPS_APERTURE_SEGMENT | PAGODA_CAPS_PHYSICAL_MODE |
-              PAGODA_CAPS_ENGINE_RESET;
+              PAGODA_CAPS_ENGINE_RESET | PAGODA_CAPS_DISPLAY;
         break;
     case PAGODA_REG_SCRATCH:
         val = s->scratch;
@@ -388,6 +403,10 @@ static uint64_t pagoda_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case PAGODA_REG_FAULT_COUNT ... PAGODA_REG_FAULT_FLAGS:
         val = fault_reg(s, addr);
         break;
+    case PAGODA_REG_DISP_MAX_WIDTH ...
+         PAGODA_REG_DISP_MODE(PAGODA_DISP_MAX_MODES) - 1:
+        val = pagoda_display_read(s, addr);
+        break;
     default:
         if (is_engine_reg(addr, &e)) {
             val = pagoda_engine_read(s, &s->engine[e], addr & 0xff);
@@ -418,7 +437,7 @@ static void pagoda_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         pagoda_update_irq(s);
         break;
     case PAGODA_REG_INT_ENABLE:
-        s->int_enable = val & PAGODA_INT_ALL;
+        s->int_enable = val & PAGODA_INT_IMPLEMENTED;
         pagoda_update_irq(s);
         break;
     case PAGODA_REG_RESET:
@@ -449,6 +468,10 @@ static void pagoda_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         break;
     case PAGODA_REG_FAULT_POP:
         fault_pop(s);
+        break;
+    case PAGODA_REG_DISP_MAX_WIDTH ...
+         PAGODA_REG_DISP_MODE(PAGODA_DISP_MAX_MODES) - 1:
+        pagoda_display_write(s, addr, val);
         break;
     default:
         if (is_engine_reg(addr, &e)) {
@@ -509,7 +532,7 @@ static bool check_properties(PagodaState *s, Error **errp)
                    s->host_aperture_size);
         return false;
     }
-    return true;
+    return pagoda_display_check_properties(s, errp);
 }
 
 static void pagoda_realize(PCIDevice *pdev, Error **errp)
@@ -550,6 +573,7 @@ static void pagoda_realize(PCIDevice *pdev, Error **errp)
         msix_vector_use(pdev, v);
     }
     pagoda_cp_realize(s);
+    pagoda_display_realize(s);
     return;
 
 fail:
@@ -562,6 +586,7 @@ static void pagoda_exit(PCIDevice *pdev)
 {
     PagodaState *s = PAGODA(pdev);
 
+    pagoda_display_unrealize(s);
     pagoda_cp_unrealize(s);
     msix_uninit_exclusive_bar(pdev);
     g_free(s->tlb);
@@ -584,6 +609,10 @@ static const Property pagoda_properties[] = {
                        64 * KiB),
     DEFINE_PROP_UINT32("mmu-levels", PagodaState, mmu_levels, 4),
     DEFINE_PROP_UINT32("va-bits", PagodaState, va_bits, 0),
+    DEFINE_PROP_UINT32("xres", PagodaState, disp.xres, 1024),
+    DEFINE_PROP_UINT32("yres", PagodaState, disp.yres, 768),
+    DEFINE_PROP_UINT32("max-xres", PagodaState, disp.max_xres, 2560),
+    DEFINE_PROP_UINT32("max-yres", PagodaState, disp.max_yres, 1600),
 };
 
 static const VMStateDescription vmstate_pagoda_context = {
@@ -661,10 +690,14 @@ static int pagoda_post_load(void *opaque, int version_id)
     return 0;
 }
 
+/*
+ * Version 2: four MSI-X vectors (the vblank one) and the display
+ * subsection.
+ */
 static const VMStateDescription vmstate_pagoda = {
     .name = TYPE_PAGODA,
-    .version_id = 1,
-    .minimum_version_id = 1,
+    .version_id = 2,
+    .minimum_version_id = 2,
     .post_load = pagoda_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_PCI_DEVICE(parent_obj, PagodaState),
@@ -693,6 +726,10 @@ static const VMStateDescription vmstate_pagoda = {
                              vmstate_pagoda_engine, PagodaEngine),
         VMSTATE_END_OF_LIST()
     },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pagoda_display,
+        NULL
+    },
 };
 
 static void pagoda_class_init(ObjectClass *klass, void *data)
@@ -709,7 +746,7 @@ static void pagoda_class_init(ObjectClass *klass, void *data)
     k->revision = PAGODA_PCI_REVISION;
     k->class_id = PCI_CLASS_DISPLAY_OTHER;
     rc->phases.hold = pagoda_reset_hold;
-    dc->desc = "Pagoda GPU (GPU MMU, segments, paging engine)";
+    dc->desc = "Pagoda GPU (GPU MMU, segments, paging engine, display)";
     dc->vmsd = &vmstate_pagoda;
     device_class_set_props(dc, pagoda_properties);
     object_class_property_set_description(klass, "vram-size",
@@ -726,6 +763,14 @@ static void pagoda_class_init(ObjectClass *klass, void *data)
         "GPU page-table levels: 2 (resizable root), 3 or 4");
     object_class_property_set_description(klass, "va-bits",
         "GPU virtual address bits (0: 40 with 2 levels, 12+9*levels otherwise)");
+    object_class_property_set_description(klass, "xres",
+        "preferred display width, first in the mode list (64..max-xres)");
+    object_class_property_set_description(klass, "yres",
+        "preferred display height (64..max-yres)");
+    object_class_property_set_description(klass, "max-xres",
+        "largest display width (64..8192)");
+    object_class_property_set_description(klass, "max-yres",
+        "largest display height (64..8192)");
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
 }
 

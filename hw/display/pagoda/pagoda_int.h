@@ -7,6 +7,8 @@
  * pagoda_dma.c     copy, fill and checksum over physical or virtual spans
  * pagoda_cp.c      command processor: rings, scheduling, render commands
  * pagoda_paging.c  paging commands
+ * pagoda_display.c display controller: scanout registers, vertical blanks,
+ *                  the QEMU graphic console
  *
  * All device code runs under the BQL: MMIO handlers on vCPU threads and the
  * command processor in a bottom half of the main loop. No state is shared
@@ -148,6 +150,45 @@ typedef struct PagodaEngine {
     uint64_t host_aperture_wait;
 } PagodaEngine;
 
+/* ---- Display controller ------------------------------------------------ */
+
+/* Vertical blanks per 1000 s (DISP_REFRESH): 60 Hz. */
+#define PAGODA_DISP_REFRESH         60000
+
+/* Interrupt causes INT_ENABLE accepts (PAGODA_INT_ALL leaves out VBLANK). */
+#define PAGODA_INT_IMPLEMENTED      (PAGODA_INT_ALL | PAGODA_INT_VBLANK)
+
+/* The staged registers SURFACE .. CONTROL, and their latched copy. */
+typedef struct PagodaScanout {
+    uint64_t surface;
+    uint32_t width, height, stride, format, control;
+} PagodaScanout;
+
+typedef struct PagodaDisplay {
+    /* properties: preferred and maximum mode */
+    uint32_t xres, yres;
+    uint32_t max_xres, max_yres;
+    uint32_t modes[PAGODA_DISP_MAX_MODES];  /* width | height << 16 */
+    uint32_t num_modes;
+
+    PagodaScanout staged;       /* as written */
+    PagodaScanout latched;      /* taken by the last vblank after a FLIP */
+    bool flip_pending;
+    bool fault;                 /* latched state enabled but refused: black */
+    uint64_t frame;             /* vertical blanks since reset */
+    QEMUTimer *vblank_timer;    /* QEMU_CLOCK_VIRTUAL, armed while needed */
+    int64_t next_vblank;        /* deadline of vblank_timer when armed */
+
+    /* console */
+    QemuConsole *con;
+    struct DisplaySurface *surface; /* ours, owned by the console */
+    uint32_t black_width;       /* size shown while nothing scans out */
+    uint32_t black_height;
+    bool full_update;           /* redraw every line at the next update */
+    uint8_t *line;              /* one source line, max_xres * 4 bytes */
+    uint32_t *pixels;           /* one converted line */
+} PagodaDisplay;
+
 /* ---- Device ------------------------------------------------------------- */
 
 struct PagodaState {
@@ -213,11 +254,15 @@ struct PagodaState {
     QEMUTimer *cp_wait_timer;
     VMChangeStateEntry *cp_vmstate;     /* pauses the engines with the VM */
     uint32_t irq_raised;            /* vectors already signalled */
+
+    /* display controller */
+    PagodaDisplay disp;
 };
 
 /* pagoda.c */
 void pagoda_raise_irq(PagodaState *s, uint32_t bits);
 void pagoda_fault(PagodaState *s, const PagodaEngine *eng, const PagodaFault *f);
+void pagoda_queue_fault(PagodaState *s, const PagodaFaultRecord *r);
 
 /* pagoda_mem.c */
 void pagoda_mem_realize(PagodaState *s, Error **errp);
@@ -297,6 +342,15 @@ PagodaCmdResult pagoda_crc32(PagodaState *s, const PagodaSpan *src,
                              uint64_t size, uint32_t *crc,
                              uint64_t *progress, uint64_t *budget,
                              PagodaFault *f);
+
+/* pagoda_display.c */
+bool pagoda_display_check_properties(PagodaState *s, Error **errp);
+void pagoda_display_realize(PagodaState *s);
+void pagoda_display_unrealize(PagodaState *s);
+void pagoda_display_reset(PagodaState *s);
+uint32_t pagoda_display_read(PagodaState *s, hwaddr addr);
+void pagoda_display_write(PagodaState *s, hwaddr addr, uint32_t val);
+extern const VMStateDescription vmstate_pagoda_display;
 
 /* pagoda_paging.c */
 PagodaCmdResult pagoda_paging_command(PagodaState *s, PagodaEngine *eng,

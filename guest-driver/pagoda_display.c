@@ -1,0 +1,563 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * DOC: Pagoda display
+ *
+ * KMS over the device's display controller (docs/hardware.md, "Display
+ * controller") with the atomic helpers: one CRTC, its primary plane, a
+ * virtual encoder and a virtual connector offering the modes the device
+ * lists. Framebuffers are made of Pagoda allocations, dumb buffers
+ * included; fbdev emulation puts the kernel's text console on them.
+ *
+ * Primary surfaces follow the model: the controller reads them physically,
+ * so a framebuffer is pinned from the plane's prepare_fb to its cleanup_fb,
+ * as long as it may be scanned out: contiguous where it is in a memory
+ * segment, or, in system memory, mapped into the aperture segment; once it
+ * is no longer shown its aperture range goes (pagoda_bo_unpin_scanout()).
+ * Pinned, it is never evicted.
+ *
+ * Flips: the plane's update writes the staged scanout registers and FLIP;
+ * the controller latches them at its next vertical blank. The commit's
+ * event is kept and sent from the vblank interrupt once the controller
+ * shows no flip pending, so it never comes before the flip it reports. The
+ * vblank counter is the controller's FRAME register.
+ *
+ * Checks (atomic check, nothing reaches the device before they pass): a
+ * mode larger than the controller's maximum is refused by mode_valid
+ * (EINVAL); a framebuffer with a stride that is not a multiple of 4 at
+ * creation (EINVAL), a format the plane does not list by the core
+ * (EINVAL); the plane must cover the whole mode without scaling (ERANGE
+ * for a framebuffer region of another size, ENOSPC for a region outside
+ * the framebuffer, EINVAL for a plane off the CRTC), and an enabled CRTC
+ * needs its primary plane (EINVAL).
+ */
+
+#include <drm/drm_atomic.h>
+#include <drm/drm_atomic_helper.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_encoder.h>
+#include <drm/drm_fourcc.h>
+#include <drm/drm_framebuffer.h>
+#include <drm/drm_gem_atomic_helper.h>
+#include <drm/drm_gem_framebuffer_helper.h>
+#include <drm/drm_modes.h>
+#include <drm/drm_modeset_helper_vtables.h>
+#include <drm/drm_print.h>
+#include <drm/drm_probe_helper.h>
+#include <drm/drm_vblank.h>
+
+#include "pagoda_drv.h"
+
+/* The register takes DRM fourcc codes: the plane's formats are the device's. */
+static_assert(DRM_FORMAT_XRGB8888 == PAGODA_DISP_FORMAT_XRGB8888);
+static_assert(DRM_FORMAT_RGB565 == PAGODA_DISP_FORMAT_RGB565);
+
+static const u32 pagoda_plane_formats[] = {
+	DRM_FORMAT_XRGB8888,
+	DRM_FORMAT_RGB565,
+};
+
+static struct pagoda_device *display_to_pagoda(struct pagoda_display *disp)
+{
+	return container_of(disp, struct pagoda_device, display);
+}
+
+static struct pagoda_display *crtc_to_display(struct drm_crtc *crtc)
+{
+	return container_of(crtc, struct pagoda_display, crtc);
+}
+
+/* Stage @s and latch it at the next vertical blank; display lock held. */
+static void pagoda_display_write(struct pagoda_device *pgdev, const struct pagoda_scanout *s)
+{
+	pagoda_write(pgdev, PAGODA_REG_DISP_SURFACE_LO, lower_32_bits(s->surface));
+	pagoda_write(pgdev, PAGODA_REG_DISP_SURFACE_HI, upper_32_bits(s->surface));
+	pagoda_write(pgdev, PAGODA_REG_DISP_WIDTH, s->width);
+	pagoda_write(pgdev, PAGODA_REG_DISP_HEIGHT, s->height);
+	pagoda_write(pgdev, PAGODA_REG_DISP_STRIDE, s->stride);
+	pagoda_write(pgdev, PAGODA_REG_DISP_FORMAT, s->format);
+	pagoda_write(pgdev, PAGODA_REG_DISP_CONTROL, s->control);
+	pagoda_write(pgdev, PAGODA_REG_DISP_FLIP, 1);
+}
+
+/*
+ * Show @s from the next vertical blank. It is kept for a reset to write
+ * again: a PCI function reset in progress (BARs off) loses the write,
+ * and its reset_done restores @s.
+ */
+static void pagoda_display_program(struct pagoda_display *disp, const struct pagoda_scanout *s)
+{
+	struct pagoda_device *pgdev = display_to_pagoda(disp);
+	unsigned long flags;
+	int idx;
+
+	spin_lock_irqsave(&disp->lock, flags);
+	disp->scanout = *s;
+	if (drm_dev_enter(&pgdev->drm, &idx)) {
+		pagoda_display_write(pgdev, s);
+		drm_dev_exit(idx);
+	}
+	spin_unlock_irqrestore(&disp->lock, flags);
+}
+
+/**
+ * pagoda_display_restore - program the scanout again after a reset
+ * @pgdev: the device, its registers decoding again
+ *
+ * A reset turns the display controller off; the surface it showed is
+ * still pinned where it was, so the same state is written again.
+ */
+void pagoda_display_restore(struct pagoda_device *pgdev)
+{
+	struct pagoda_display *disp = &pgdev->display;
+	unsigned long flags;
+
+	spin_lock_irqsave(&disp->lock, flags);
+	if (disp->scanout.control)
+		pagoda_display_write(pgdev, &disp->scanout);
+	spin_unlock_irqrestore(&disp->lock, flags);
+}
+
+/**
+ * pagoda_display_off - stop scanning out, at unbind
+ * @pgdev: the device, unplugged, its registers still mapped
+ *
+ * The framebuffers are about to be freed: the controller must not read
+ * them any more.
+ */
+void pagoda_display_off(struct pagoda_device *pgdev)
+{
+	const struct pagoda_scanout off = {};
+	unsigned long flags;
+
+	spin_lock_irqsave(&pgdev->display.lock, flags);
+	pgdev->display.scanout = off;
+	pagoda_display_write(pgdev, &off);
+	spin_unlock_irqrestore(&pgdev->display.lock, flags);
+}
+
+/* Send @event with the vblank count and time of now. */
+static void pagoda_crtc_send_event(struct drm_crtc *crtc, struct drm_pending_vblank_event *event)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&crtc->dev->event_lock, flags);
+	drm_crtc_send_vblank_event(crtc, event);
+	spin_unlock_irqrestore(&crtc->dev->event_lock, flags);
+}
+
+/**
+ * pagoda_display_vblank - a vertical blank, from the vblank interrupt
+ * @pgdev: the device
+ *
+ * Counts it for DRM, and sends the pending commit's event once its flip
+ * is latched.
+ */
+void pagoda_display_vblank(struct pagoda_device *pgdev)
+{
+	struct pagoda_display *disp = &pgdev->display;
+	struct drm_pending_vblank_event *event = NULL;
+	unsigned long flags;
+
+	drm_crtc_handle_vblank(&disp->crtc);
+	spin_lock_irqsave(&disp->lock, flags);
+	if (disp->event && !(pagoda_read(pgdev, PAGODA_REG_DISP_STATUS) &
+			     PAGODA_DISP_STATUS_FLIP_PENDING)) {
+		event = disp->event;
+		disp->event = NULL;
+	}
+	spin_unlock_irqrestore(&disp->lock, flags);
+	if (!event)
+		return;
+	pagoda_crtc_send_event(&disp->crtc, event);
+	drm_crtc_vblank_put(&disp->crtc);
+}
+
+/* ---- plane ---------------------------------------------------------- */
+
+static int pagoda_plane_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new_state = drm_atomic_get_new_plane_state(state, plane);
+	struct drm_crtc_state *crtc_state = NULL;
+
+	if (new_state->crtc)
+		crtc_state = drm_atomic_get_new_crtc_state(state, new_state->crtc);
+	/* the controller has no scaler and no background: the plane is the screen */
+	return drm_atomic_helper_check_plane_state(new_state, crtc_state, DRM_PLANE_NO_SCALING,
+						   DRM_PLANE_NO_SCALING, false, true);
+}
+
+static int pagoda_plane_prepare_fb(struct drm_plane *plane, struct drm_plane_state *state)
+{
+	struct pagoda_bo *bo;
+	int ret;
+
+	if (!state->fb)
+		return 0;
+	bo = gem_to_pagoda_bo(state->fb->obj[0]);
+	ret = pagoda_bo_pin_scanout(bo);
+	if (ret)
+		return ret;
+	/* the commit waits for the work still writing it */
+	ret = drm_gem_plane_helper_prepare_fb(plane, state);
+	if (ret)
+		pagoda_bo_unpin_scanout(bo);
+	return ret;
+}
+
+static void pagoda_plane_cleanup_fb(struct drm_plane *plane, struct drm_plane_state *state)
+{
+	if (state->fb)
+		pagoda_bo_unpin_scanout(gem_to_pagoda_bo(state->fb->obj[0]));
+}
+
+static void pagoda_plane_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *ps = drm_atomic_get_new_plane_state(state, plane);
+	struct pagoda_display *disp = container_of(plane, struct pagoda_display, plane);
+	struct drm_framebuffer *fb = ps->fb;
+	struct pagoda_scanout s = {};
+
+	if (ps->visible && fb) {
+		s.surface = pagoda_bo_contiguous_paddr(gem_to_pagoda_bo(fb->obj[0])) +
+			    fb->offsets[0] + (u64)(ps->src.y1 >> 16) * fb->pitches[0] +
+			    (ps->src.x1 >> 16) * fb->format->cpp[0];
+		s.width = drm_rect_width(&ps->dst);
+		s.height = drm_rect_height(&ps->dst);
+		s.stride = fb->pitches[0];
+		s.format = fb->format->format;
+		s.control = PAGODA_DISP_CONTROL_ENABLE;
+	}
+	pagoda_display_program(disp, &s);
+}
+
+static const struct drm_plane_helper_funcs pagoda_plane_helper_funcs = {
+	.atomic_check = pagoda_plane_atomic_check,
+	.prepare_fb = pagoda_plane_prepare_fb,
+	.cleanup_fb = pagoda_plane_cleanup_fb,
+	.atomic_update = pagoda_plane_atomic_update,
+};
+
+static const struct drm_plane_funcs pagoda_plane_funcs = {
+	.update_plane = drm_atomic_helper_update_plane,
+	.disable_plane = drm_atomic_helper_disable_plane,
+	.destroy = drm_plane_cleanup,
+	.reset = drm_atomic_helper_plane_reset,
+	.atomic_duplicate_state = drm_atomic_helper_plane_duplicate_state,
+	.atomic_destroy_state = drm_atomic_helper_plane_destroy_state,
+};
+
+/* ---- CRTC --------------------------------------------------------------- */
+
+static enum drm_mode_status pagoda_crtc_mode_valid(struct drm_crtc *crtc,
+						   const struct drm_display_mode *mode)
+{
+	struct pagoda_display *disp = crtc_to_display(crtc);
+
+	if (mode->hdisplay > disp->max_width)
+		return MODE_VIRTUAL_X;
+	if (mode->vdisplay > disp->max_height)
+		return MODE_VIRTUAL_Y;
+	if (mode->flags & (DRM_MODE_FLAG_INTERLACE | DRM_MODE_FLAG_DBLSCAN))
+		return MODE_NO_INTERLACE;
+	return MODE_OK;
+}
+
+static int pagoda_crtc_atomic_check(struct drm_crtc *crtc, struct drm_atomic_state *state)
+{
+	struct drm_crtc_state *crtc_state = drm_atomic_get_new_crtc_state(state, crtc);
+
+	/* the controller shows a surface or nothing: an enabled CRTC needs its plane */
+	if (!crtc_state->enable)
+		return 0;
+	return drm_atomic_helper_check_crtc_primary_plane(crtc_state);
+}
+
+static void pagoda_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_state *state)
+{
+	struct drm_crtc_state *crtc_state = drm_atomic_get_new_crtc_state(state, crtc);
+	struct drm_pending_vblank_event *event = crtc_state->event;
+	struct pagoda_display *disp = crtc_to_display(crtc);
+	unsigned long flags;
+	int idx;
+
+	if (!event)
+		return;
+	crtc_state->event = NULL;
+	/* unplugged, nothing was written and no vertical blank comes */
+	if (!drm_dev_enter(crtc->dev, &idx)) {
+		pagoda_crtc_send_event(crtc, event);
+		return;
+	}
+	if (drm_crtc_vblank_get(crtc)) {
+		pagoda_crtc_send_event(crtc, event);
+	} else {
+		spin_lock_irqsave(&disp->lock, flags);
+		/* the helpers wait for a commit's flip before the next one's */
+		WARN_ON(disp->event);
+		disp->event = event;
+		spin_unlock_irqrestore(&disp->lock, flags);
+	}
+	drm_dev_exit(idx);
+}
+
+static void pagoda_crtc_atomic_enable(struct drm_crtc *crtc, struct drm_atomic_state *state)
+{
+	drm_crtc_vblank_on(crtc);
+}
+
+static void pagoda_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_state *state)
+{
+	struct drm_crtc_state *crtc_state = drm_atomic_get_new_crtc_state(state, crtc);
+	struct pagoda_display *disp = crtc_to_display(crtc);
+	const struct pagoda_scanout off = {};
+	struct drm_pending_vblank_event *pending;
+	unsigned long flags;
+
+	pagoda_display_program(disp, &off);
+	spin_lock_irqsave(&disp->lock, flags);
+	pending = disp->event;
+	disp->event = NULL;
+	spin_unlock_irqrestore(&disp->lock, flags);
+	if (pending) {
+		pagoda_crtc_send_event(crtc, pending);
+		drm_crtc_vblank_put(crtc);
+	}
+	drm_crtc_vblank_off(crtc);
+	/* the planes of an inactive CRTC are not flushed: its event goes now */
+	if (crtc_state->event && !crtc_state->active) {
+		pagoda_crtc_send_event(crtc, crtc_state->event);
+		crtc_state->event = NULL;
+	}
+}
+
+static const struct drm_crtc_helper_funcs pagoda_crtc_helper_funcs = {
+	.mode_valid = pagoda_crtc_mode_valid,
+	.atomic_check = pagoda_crtc_atomic_check,
+	.atomic_flush = pagoda_crtc_atomic_flush,
+	.atomic_enable = pagoda_crtc_atomic_enable,
+	.atomic_disable = pagoda_crtc_atomic_disable,
+};
+
+static u32 pagoda_crtc_get_vblank_counter(struct drm_crtc *crtc)
+{
+	struct pagoda_device *pgdev = display_to_pagoda(crtc_to_display(crtc));
+	u32 frame = 0;
+	int idx;
+
+	if (drm_dev_enter(crtc->dev, &idx)) {
+		frame = pagoda_read(pgdev, PAGODA_REG_DISP_FRAME_LO);
+		drm_dev_exit(idx);
+	}
+	return frame;
+}
+
+static int pagoda_crtc_enable_vblank(struct drm_crtc *crtc)
+{
+	struct pagoda_device *pgdev = display_to_pagoda(crtc_to_display(crtc));
+	int idx;
+
+	if (!drm_dev_enter(crtc->dev, &idx))
+		return -ENODEV;
+	pagoda_irq_set_sources(pgdev, PAGODA_INT_VBLANK, true);
+	drm_dev_exit(idx);
+	return 0;
+}
+
+static void pagoda_crtc_disable_vblank(struct drm_crtc *crtc)
+{
+	struct pagoda_device *pgdev = display_to_pagoda(crtc_to_display(crtc));
+	int idx;
+
+	if (!drm_dev_enter(crtc->dev, &idx))
+		return;
+	pagoda_irq_set_sources(pgdev, PAGODA_INT_VBLANK, false);
+	drm_dev_exit(idx);
+}
+
+static const struct drm_crtc_funcs pagoda_crtc_funcs = {
+	.reset = drm_atomic_helper_crtc_reset,
+	.destroy = drm_crtc_cleanup,
+	.set_config = drm_atomic_helper_set_config,
+	.page_flip = drm_atomic_helper_page_flip,
+	.atomic_duplicate_state = drm_atomic_helper_crtc_duplicate_state,
+	.atomic_destroy_state = drm_atomic_helper_crtc_destroy_state,
+	.get_vblank_counter = pagoda_crtc_get_vblank_counter,
+	.enable_vblank = pagoda_crtc_enable_vblank,
+	.disable_vblank = pagoda_crtc_disable_vblank,
+};
+
+/* ---- connector ------------------------------------------------------------ */
+
+/* A mode of exactly @width x @height at @refresh_hz (CVT rounds widths to 8 pixels). */
+static struct drm_display_mode *pagoda_mode_create(struct drm_device *drm, u32 width, u32 height,
+						   u32 refresh_hz)
+{
+	struct drm_display_mode *mode;
+	int grow;
+
+	mode = drm_cvt_mode(drm, width, height, refresh_hz, false, false, false);
+	if (!mode)
+		return NULL;
+	grow = width - mode->hdisplay;
+	mode->hdisplay += grow;
+	mode->hsync_start += grow;
+	mode->hsync_end += grow;
+	mode->htotal += grow;
+	drm_mode_set_name(mode);
+	return mode;
+}
+
+static int pagoda_connector_get_modes(struct drm_connector *connector)
+{
+	struct pagoda_display *disp = container_of(connector, struct pagoda_display, connector);
+	int count = 0;
+	u32 i;
+
+	for (i = 0; i < disp->num_modes; i++) {
+		struct drm_display_mode *mode;
+
+		mode = pagoda_mode_create(connector->dev, PAGODA_DISP_MODE_WIDTH(disp->modes[i]),
+					  PAGODA_DISP_MODE_HEIGHT(disp->modes[i]),
+					  disp->refresh_hz);
+		if (!mode)
+			continue;
+		mode->type |= DRM_MODE_TYPE_DRIVER;
+		if (i == 0)
+			mode->type |= DRM_MODE_TYPE_PREFERRED;
+		drm_mode_probed_add(connector, mode);
+		count++;
+	}
+	return count;
+}
+
+static const struct drm_connector_helper_funcs pagoda_connector_helper_funcs = {
+	.get_modes = pagoda_connector_get_modes,
+};
+
+static const struct drm_connector_funcs pagoda_connector_funcs = {
+	.fill_modes = drm_helper_probe_single_connector_modes,
+	.destroy = drm_connector_cleanup,
+	.reset = drm_atomic_helper_connector_reset,
+	.atomic_duplicate_state = drm_atomic_helper_connector_duplicate_state,
+	.atomic_destroy_state = drm_atomic_helper_connector_destroy_state,
+};
+
+/* ---- device --------------------------------------------------------------- */
+
+static struct drm_framebuffer *pagoda_fb_create(struct drm_device *drm, struct drm_file *file,
+						const struct drm_mode_fb_cmd2 *cmd)
+{
+	/* the controller reads lines at dword-aligned strides */
+	if (cmd->pitches[0] % 4) {
+		drm_dbg_kms(drm, "stride %u is not a multiple of 4\n", cmd->pitches[0]);
+		return ERR_PTR(-EINVAL);
+	}
+	return drm_gem_fb_create(drm, file, cmd);
+}
+
+static const struct drm_mode_config_funcs pagoda_mode_config_funcs = {
+	.fb_create = pagoda_fb_create,
+	.atomic_check = drm_atomic_helper_check,
+	.atomic_commit = drm_atomic_helper_commit,
+};
+
+static const struct drm_mode_config_helper_funcs pagoda_mode_config_helpers = {
+	/* planes are written once the CRTC is on: its event then waits for a vblank */
+	.atomic_commit_tail = drm_atomic_helper_commit_tail_rpm,
+};
+
+/* Read the controller's limits and modes; -ENODEV when they make no sense. */
+static int pagoda_display_read_modes(struct pagoda_device *pgdev)
+{
+	struct pagoda_display *disp = &pgdev->display;
+	u32 i, n;
+
+	disp->max_width = pagoda_read(pgdev, PAGODA_REG_DISP_MAX_WIDTH);
+	disp->max_height = pagoda_read(pgdev, PAGODA_REG_DISP_MAX_HEIGHT);
+	n = pagoda_read(pgdev, PAGODA_REG_DISP_NUM_MODES);
+	/* the register counts vertical blanks per 1000 s */
+	disp->refresh_hz = DIV_ROUND_CLOSEST(pagoda_read(pgdev, PAGODA_REG_DISP_REFRESH), 1000);
+	if (!disp->max_width || !disp->max_height || !n || n > PAGODA_DISP_MAX_MODES ||
+	    !disp->refresh_hz) {
+		drm_err(&pgdev->drm, "display controller: maximum %ux%u, %u modes, %u Hz\n",
+			disp->max_width, disp->max_height, n, disp->refresh_hz);
+		return -ENODEV;
+	}
+	disp->modes[0] = pagoda_read(pgdev, PAGODA_REG_DISP_PREF_WIDTH) |
+			 pagoda_read(pgdev, PAGODA_REG_DISP_PREF_HEIGHT) << 16;
+	disp->num_modes = 1;
+	for (i = 0; i < n; i++) {
+		u32 mode = pagoda_read(pgdev, PAGODA_REG_DISP_MODE(i));
+
+		if (mode != disp->modes[0] && disp->num_modes < PAGODA_DISP_MAX_MODES)
+			disp->modes[disp->num_modes++] = mode;
+	}
+	return 0;
+}
+
+/**
+ * pagoda_display_init - KMS objects over the display controller
+ * @pgdev: the device, before drm_dev_register()
+ *
+ * Return: 0 or a negative errno.
+ */
+int pagoda_display_init(struct pagoda_device *pgdev)
+{
+	struct pagoda_display *disp = &pgdev->display;
+	struct drm_device *drm = &pgdev->drm;
+	int ret;
+
+	spin_lock_init(&disp->lock);
+	ret = pagoda_display_read_modes(pgdev);
+	if (ret)
+		return ret;
+
+	ret = drmm_mode_config_init(drm);
+	if (ret)
+		return ret;
+	drm->mode_config.min_width = 1;
+	drm->mode_config.min_height = 1;
+	drm->mode_config.max_width = disp->max_width;
+	drm->mode_config.max_height = disp->max_height;
+	drm->mode_config.preferred_depth = 24;
+	drm->mode_config.funcs = &pagoda_mode_config_funcs;
+	drm->mode_config.helper_private = &pagoda_mode_config_helpers;
+
+	ret = drm_universal_plane_init(drm, &disp->plane, 0, &pagoda_plane_funcs,
+				       pagoda_plane_formats, ARRAY_SIZE(pagoda_plane_formats),
+				       NULL, DRM_PLANE_TYPE_PRIMARY, NULL);
+	if (ret)
+		return ret;
+	drm_plane_helper_add(&disp->plane, &pagoda_plane_helper_funcs);
+
+	ret = drm_crtc_init_with_planes(drm, &disp->crtc, &disp->plane, NULL,
+					&pagoda_crtc_funcs, NULL);
+	if (ret)
+		return ret;
+	drm_crtc_helper_add(&disp->crtc, &pagoda_crtc_helper_funcs);
+
+	ret = drmm_encoder_init(drm, &disp->encoder, NULL, DRM_MODE_ENCODER_VIRTUAL, NULL);
+	if (ret)
+		return ret;
+	disp->encoder.possible_crtcs = drm_crtc_mask(&disp->crtc);
+
+	ret = drm_connector_init(drm, &disp->connector, &pagoda_connector_funcs,
+				 DRM_MODE_CONNECTOR_VIRTUAL);
+	if (ret)
+		return ret;
+	drm_connector_helper_add(&disp->connector, &pagoda_connector_helper_funcs);
+	ret = drm_connector_attach_encoder(&disp->connector, &disp->encoder);
+	if (ret)
+		return ret;
+
+	ret = drm_vblank_init(drm, 1);
+	if (ret)
+		return ret;
+	drm->max_vblank_count = U32_MAX;
+
+	drm_mode_config_reset(drm);
+	/* the reset allocates the initial states and cannot report failing to */
+	if (!disp->plane.state || !disp->crtc.state || !disp->connector.state)
+		return -ENOMEM;
+	return 0;
+}

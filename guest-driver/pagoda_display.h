@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Pagoda display: KMS on the device's display controller. See the DOC
+ * block of pagoda_display.c.
+ */
+#ifndef PAGODA_DISPLAY_H
+#define PAGODA_DISPLAY_H
+
+#include <drm/drm_connector.h>
+#include <drm/drm_crtc.h>
+#include <drm/drm_encoder.h>
+#include <drm/drm_plane.h>
+
+#include <pagoda/pagoda_hw.h>
+
+struct pagoda_device;
+
+/**
+ * struct pagoda_scanout - what the display controller is told to show
+ * @surface: PAGODA_PADDR() of the first pixel
+ * @width: pixels
+ * @height: lines
+ * @stride: bytes per line
+ * @format: DRM fourcc, one of the PAGODA_DISP_FORMAT_* codes
+ * @control: PAGODA_DISP_CONTROL_*; 0 shows nothing
+ */
+struct pagoda_scanout {
+	u64 surface;
+	u32 width, height, stride, format, control;
+};
+
+/**
+ * struct pagoda_display - the KMS objects over the display controller
+ * @plane: the primary plane
+ * @crtc: the one CRTC (the controller's scanout)
+ * @encoder: a virtual encoder
+ * @connector: a virtual connector offering the device's modes
+ * @max_width: largest mode width the controller scans out
+ * @max_height: largest mode height
+ * @refresh_hz: vertical blanks per second, the modes' refresh rate
+ * @num_modes: entries of @modes
+ * @modes: the device's modes (PAGODA_REG_DISP_MODE() values), the
+ *	preferred one first
+ * @lock: protects @scanout and @event; taken in the vblank interrupt
+ * @scanout: the state last written to the controller, written again
+ *	after a reset (which disables the display)
+ * @event: the commit's vblank event, sent at the first vertical blank
+ *	at which the controller shows no flip pending; holds a vblank
+ *	reference
+ */
+struct pagoda_display {
+	struct drm_plane plane;
+	struct drm_crtc crtc;
+	struct drm_encoder encoder;
+	struct drm_connector connector;
+	u32 max_width, max_height;
+	u32 refresh_hz;
+	u32 num_modes;
+	u32 modes[PAGODA_DISP_MAX_MODES];
+	spinlock_t lock; /* see @lock above */
+	struct pagoda_scanout scanout;
+	struct drm_pending_vblank_event *event;
+};
+
+int pagoda_display_init(struct pagoda_device *pgdev);
+void pagoda_display_vblank(struct pagoda_device *pgdev);
+void pagoda_display_restore(struct pagoda_device *pgdev);
+void pagoda_display_off(struct pagoda_device *pgdev);
+
+#endif /* PAGODA_DISPLAY_H */

@@ -1,0 +1,670 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * KMS on the Pagoda display, checked from the host side: the kernel's text
+ * console on the screen (fbdev emulation); every mode the connector offers
+ * set with an atomic commit and a known pattern in a dumb buffer, compared
+ * with a screendump the host takes (pagoda_screen.h); framebuffers of
+ * Pagoda allocations in VRAM, hidden VRAM and system memory, the last
+ * mapped into the aperture only while it is on screen; RGB565; page flips
+ * whose events come at the vertical blank that latched them; and the
+ * atomic check refusing bad modes, strides, sizes and formats with the
+ * screen unchanged.
+ */
+#include <poll.h>
+
+#include <drm_fourcc.h>
+#include <xf86drm.h>
+#include <xf86drmMode.h>
+
+#include "pagoda_screen.h"
+#include "pagoda_test.h"
+
+struct kms {
+	int fd;
+	struct pagoda_dev dev;
+	volatile uint32_t *mmio;
+	uint32_t conn, crtc, plane;
+	drmModeConnector *connector;
+	/* property ids */
+	uint32_t conn_crtc, crtc_mode, crtc_active;
+	uint32_t plane_fb, plane_crtc, plane_src[4], plane_dst[4];
+	uint32_t max_width, max_height;
+};
+
+/* A framebuffer and what backs it. */
+struct fb {
+	uint32_t id, handle, width, height, pitch, format;
+	uint64_t size;
+	void *map;
+	int dumb;
+	struct pagoda_bo bo;
+};
+
+static uint32_t prop_id(int fd, uint32_t obj, uint32_t type, const char *name)
+{
+	drmModeObjectProperties *props = drmModeObjectGetProperties(fd, obj, type);
+	uint32_t id = 0, i;
+
+	for (i = 0; props && i < props->count_props && !id; i++) {
+		drmModePropertyRes *p = drmModeGetProperty(fd, props->props[i]);
+
+		if (p && !strcmp(p->name, name))
+			id = p->prop_id;
+		drmModeFreeProperty(p);
+	}
+	drmModeFreeObjectProperties(props);
+	return id;
+}
+
+/* Open the Pagoda primary node and find its connector, CRTC and plane. */
+static int kms_open(struct kms *k, const char *bdf)
+{
+	static const char *const src[] = { "SRC_X", "SRC_Y", "SRC_W", "SRC_H" };
+	static const char *const dst[] = { "CRTC_X", "CRTC_Y", "CRTC_W", "CRTC_H" };
+	drmModeRes *res;
+	drmModePlaneRes *planes;
+	int i;
+
+	k->fd = -1;
+	if (!pt_check(!pagoda_open_primary(&k->dev), "Pagoda primary node"))
+		return -1;
+	k->fd = k->dev.fd;
+	if (!pt_check(!drmSetClientCap(k->fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1) &&
+		      !drmSetClientCap(k->fd, DRM_CLIENT_CAP_ATOMIC, 1), "atomic client"))
+		return -1;
+	k->mmio = pt_map_mmio(bdf);
+	if (!pt_check(k->mmio != NULL, "BAR0 mapped"))
+		return -1;
+	k->max_width = pt_reg(k->mmio, PAGODA_REG_DISP_MAX_WIDTH);
+	k->max_height = pt_reg(k->mmio, PAGODA_REG_DISP_MAX_HEIGHT);
+
+	res = drmModeGetResources(k->fd);
+	planes = drmModeGetPlaneResources(k->fd);
+	if (!pt_check(res && planes && res->count_crtcs == 1 && res->count_connectors == 1 &&
+		      res->count_encoders == 1 && planes->count_planes == 1,
+		      "one CRTC, connector, encoder and plane")) {
+		drmModeFreeResources(res);
+		drmModeFreePlaneResources(planes);
+		return -1;
+	}
+	k->crtc = res->crtcs[0];
+	k->conn = res->connectors[0];
+	k->plane = planes->planes[0];
+	drmModeFreeResources(res);
+	drmModeFreePlaneResources(planes);
+	k->connector = drmModeGetConnector(k->fd, k->conn);
+	if (!pt_check(k->connector && k->connector->connection == DRM_MODE_CONNECTED &&
+		      k->connector->count_modes > 0, "connector connected with modes"))
+		return -1;
+
+	k->conn_crtc = prop_id(k->fd, k->conn, DRM_MODE_OBJECT_CONNECTOR, "CRTC_ID");
+	k->crtc_mode = prop_id(k->fd, k->crtc, DRM_MODE_OBJECT_CRTC, "MODE_ID");
+	k->crtc_active = prop_id(k->fd, k->crtc, DRM_MODE_OBJECT_CRTC, "ACTIVE");
+	k->plane_fb = prop_id(k->fd, k->plane, DRM_MODE_OBJECT_PLANE, "FB_ID");
+	k->plane_crtc = prop_id(k->fd, k->plane, DRM_MODE_OBJECT_PLANE, "CRTC_ID");
+	for (i = 0; i < 4; i++) {
+		k->plane_src[i] = prop_id(k->fd, k->plane, DRM_MODE_OBJECT_PLANE, src[i]);
+		k->plane_dst[i] = prop_id(k->fd, k->plane, DRM_MODE_OBJECT_PLANE, dst[i]);
+	}
+	return 0;
+}
+
+/*
+ * One atomic commit: @mode (NULL: keep the current one) on the CRTC, @fb
+ * on the plane showing its [0, @src_w) x [0, @src_h) region at
+ * (@dst_x, 0) with the mode's size. Returns 0 or -errno.
+ */
+static int kms_commit(struct kms *k, const drmModeModeInfo *mode, const struct fb *fb,
+		      uint32_t src_w, uint32_t src_h, uint32_t dst_x, uint32_t flags,
+		      void *user_data)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+	uint32_t blob = 0;
+	int ret;
+
+	if (mode) {
+		if (drmModeCreatePropertyBlob(k->fd, mode, sizeof(*mode), &blob))
+			return -errno;
+		drmModeAtomicAddProperty(req, k->conn, k->conn_crtc, k->crtc);
+		drmModeAtomicAddProperty(req, k->crtc, k->crtc_mode, blob);
+		drmModeAtomicAddProperty(req, k->crtc, k->crtc_active, 1);
+		drmModeAtomicAddProperty(req, k->plane, k->plane_dst[2], mode->hdisplay);
+		drmModeAtomicAddProperty(req, k->plane, k->plane_dst[3], mode->vdisplay);
+		flags |= DRM_MODE_ATOMIC_ALLOW_MODESET;
+	}
+	drmModeAtomicAddProperty(req, k->plane, k->plane_fb, fb ? fb->id : 0);
+	drmModeAtomicAddProperty(req, k->plane, k->plane_crtc, fb ? k->crtc : 0);
+	drmModeAtomicAddProperty(req, k->plane, k->plane_src[0], 0);
+	drmModeAtomicAddProperty(req, k->plane, k->plane_src[1], 0);
+	drmModeAtomicAddProperty(req, k->plane, k->plane_src[2], (uint64_t)src_w << 16);
+	drmModeAtomicAddProperty(req, k->plane, k->plane_src[3], (uint64_t)src_h << 16);
+	drmModeAtomicAddProperty(req, k->plane, k->plane_dst[0], dst_x);
+	drmModeAtomicAddProperty(req, k->plane, k->plane_dst[1], 0);
+	ret = drmModeAtomicCommit(k->fd, req, flags, user_data) ? -errno : 0;
+	drmModeAtomicFree(req);
+	if (blob)
+		drmModeDestroyPropertyBlob(k->fd, blob);
+	return ret;
+}
+
+/* The pattern's pixel (@x, @y) for @seed, as 0xRRGGBB. */
+static uint32_t pattern_rgb(uint32_t x, uint32_t y, uint32_t seed)
+{
+	uint32_t r = (x + seed) & 0xff;
+	uint32_t g = (y * 3 + seed * 7) & 0xff;
+	uint32_t b = ((x >> 4) ^ (y >> 4) ^ seed) * 37 & 0xff;
+
+	return r << 16 | g << 8 | b;
+}
+
+/* RGB565 of @rgb, and what the display shows for it (high bits replicated). */
+static uint16_t to_rgb565(uint32_t rgb)
+{
+	return ((rgb >> 19) & 0x1f) << 11 | ((rgb >> 10) & 0x3f) << 5 | ((rgb >> 3) & 0x1f);
+}
+
+static uint32_t from_rgb565(uint16_t p)
+{
+	uint32_t r = p >> 11, g = (p >> 5) & 0x3f, b = p & 0x1f;
+
+	return (r << 3 | r >> 2) << 16 | (g << 2 | g >> 4) << 8 | (b << 3 | b >> 2);
+}
+
+/*
+ * Draw the pattern into @fb (@w x @h of it) and return the CRC-32 of the
+ * RGB bytes the screen must show.
+ */
+static uint32_t draw(struct fb *fb, uint32_t w, uint32_t h, uint32_t seed)
+{
+	uint32_t cpp = fb->format == DRM_FORMAT_RGB565 ? 2 : 4;
+	uint8_t *rgb = malloc((size_t)w * h * 3);
+	uint8_t *line = malloc((size_t)w * 4);
+	uint32_t x, y, crc;
+
+	for (y = 0; y < h; y++) {
+		for (x = 0; x < w; x++) {
+			uint32_t p = pattern_rgb(x, y, seed);
+			uint8_t *o = rgb + ((size_t)y * w + x) * 3;
+
+			if (cpp == 2) {
+				uint16_t q = to_rgb565(p);
+
+				memcpy(line + x * 2, &q, 2);
+				p = from_rgb565(q);
+			} else {
+				memcpy(line + x * 4, &p, 4);
+			}
+			o[0] = p >> 16;
+			o[1] = p >> 8;
+			o[2] = p;
+		}
+		memcpy((uint8_t *)fb->map + (size_t)y * fb->pitch, line, (size_t)w * cpp);
+	}
+	crc = pagoda_crc32(rgb, (size_t)w * h * 3);
+	free(line);
+	free(rgb);
+	return crc;
+}
+
+static int fb_add(struct kms *k, struct fb *fb)
+{
+	uint32_t handles[4] = { fb->handle }, pitches[4] = { fb->pitch }, offsets[4] = { 0 };
+
+	return drmModeAddFB2(k->fd, fb->width, fb->height, fb->format, handles, pitches,
+			     offsets, &fb->id, 0) ? -errno : 0;
+}
+
+static int fb_dumb(struct kms *k, struct fb *fb, uint32_t w, uint32_t h)
+{
+	struct drm_mode_create_dumb create = { .width = w, .height = h, .bpp = 32 };
+	struct drm_mode_map_dumb map = {};
+
+	memset(fb, 0, sizeof(*fb));
+	if (drmIoctl(k->fd, DRM_IOCTL_MODE_CREATE_DUMB, &create))
+		return -errno;
+	fb->dumb = 1;
+	fb->handle = create.handle;
+	fb->pitch = create.pitch;
+	fb->size = create.size;
+	fb->width = w;
+	fb->height = h;
+	fb->format = DRM_FORMAT_XRGB8888;
+	map.handle = create.handle;
+	if (drmIoctl(k->fd, DRM_IOCTL_MODE_MAP_DUMB, &map))
+		return -errno;
+	fb->map = mmap(NULL, fb->size, PROT_READ | PROT_WRITE, MAP_SHARED, k->fd, map.offset);
+	if (fb->map == MAP_FAILED) {
+		fb->map = NULL;
+		return -errno;
+	}
+	return fb_add(k, fb);
+}
+
+/* A framebuffer of a Pagoda allocation in @segments (the first preferred). */
+static int fb_pagoda(struct kms *k, struct fb *fb, uint32_t w, uint32_t h, uint32_t format,
+		     uint32_t flags, uint32_t segment)
+{
+	struct pagoda_bo_desc desc = {
+		.flags = flags,
+		.segments = DRM_PAGODA_SEGMENT_MASK(segment),
+		.preferred_segment = segment,
+		.eviction_segment = segment == DRM_PAGODA_SEGMENT_VRAM ?
+				    DRM_PAGODA_SEGMENT_SYSTEM : segment,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	int ret;
+
+	memset(fb, 0, sizeof(*fb));
+	fb->width = w;
+	fb->height = h;
+	fb->format = format;
+	fb->pitch = w * (format == DRM_FORMAT_RGB565 ? 2 : 4);
+	desc.size = (uint64_t)fb->pitch * h;
+	if (segment == DRM_PAGODA_SEGMENT_VRAM)
+		desc.segments |= DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM);
+	ret = pagoda_bo_create(&k->dev, &desc, &fb->bo);
+	if (ret)
+		return ret;
+	fb->handle = fb->bo.handle;
+	fb->size = fb->bo.size;
+	ret = pagoda_bo_map(&k->dev, &fb->bo);
+	if (ret)
+		return ret;
+	fb->map = fb->bo.map;
+	return fb_add(k, fb);
+}
+
+static void fb_free(struct kms *k, struct fb *fb)
+{
+	if (fb->id)
+		drmModeRmFB(k->fd, fb->id);
+	if (fb->dumb) {
+		struct drm_mode_destroy_dumb destroy = { .handle = fb->handle };
+
+		if (fb->map)
+			munmap(fb->map, fb->size);
+		drmIoctl(k->fd, DRM_IOCTL_MODE_DESTROY_DUMB, &destroy);
+	} else if (fb->handle) {
+		pagoda_bo_free(&k->dev, &fb->bo);
+	}
+	memset(fb, 0, sizeof(*fb));
+}
+
+/* The screen shows exactly @w x @h pixels whose RGB bytes have CRC @crc. */
+static int screen_is(const char *name, uint32_t w, uint32_t h, uint32_t crc)
+{
+	struct pagoda_screen s;
+	int ret = pagoda_screendump(name, &s);
+
+	if (ret)
+		return pt_check(0, "%s: screendump: %s", name, pagoda_screen_strerror(ret));
+	return pt_check(s.width == w && s.height == h && s.crc == crc,
+			"%s: screen %ux%u crc %08x (expected %ux%u crc %08x)", name, s.width,
+			s.height, s.crc, w, h, crc);
+}
+
+static const drmModeModeInfo *preferred_mode(struct kms *k)
+{
+	int i;
+
+	for (i = 0; i < k->connector->count_modes; i++)
+		if (k->connector->modes[i].type & DRM_MODE_TYPE_PREFERRED)
+			return &k->connector->modes[i];
+	return &k->connector->modes[0];
+}
+
+/* fbdev emulation: text written to the first virtual terminal shows. */
+static void test_console(struct kms *k)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	struct pagoda_screen s;
+	int fd, i, ret;
+
+	fd = open("/dev/tty1", O_WRONLY | O_NOCTTY);
+	if (!pt_check(fd >= 0, "open /dev/tty1: %s", fd < 0 ? strerror(errno) : "ok"))
+		return;
+	for (i = 0; i < 8; i++)
+		if (dprintf(fd, "Pagoda virtual GPU: console line %d\n", i) < 0)
+			break;
+	close(fd);
+	/* fbdev copies its shadow buffer to the framebuffer from a worker */
+	pt_sleep_ms(500);
+	ret = pagoda_screendump("console", &s);
+	if (!pt_check(!ret, "console screendump: %s", pagoda_screen_strerror(ret)))
+		return;
+	pt_check(s.width == mode->hdisplay && s.height == mode->vdisplay,
+		 "console in the preferred mode %ux%u (%ux%u)", mode->hdisplay, mode->vdisplay,
+		 s.width, s.height);
+	pt_check(s.ncolors >= 2, "console text visible: %u colours", s.ncolors);
+}
+
+/* The connector lists the device's modes, preferred first, none too large. */
+static void test_mode_list(struct kms *k)
+{
+	uint32_t n = pt_reg(k->mmio, PAGODA_REG_DISP_NUM_MODES);
+	uint32_t pw = pt_reg(k->mmio, PAGODA_REG_DISP_PREF_WIDTH);
+	uint32_t ph = pt_reg(k->mmio, PAGODA_REG_DISP_PREF_HEIGHT);
+	const drmModeModeInfo *pref = preferred_mode(k);
+	int i, too_large = 0;
+
+	for (i = 0; i < k->connector->count_modes; i++)
+		too_large += k->connector->modes[i].hdisplay > k->max_width ||
+			     k->connector->modes[i].vdisplay > k->max_height;
+	pt_check((uint32_t)k->connector->count_modes == n,
+		 "%d modes listed, the device has %u", k->connector->count_modes, n);
+	pt_check(pref->hdisplay == pw && pref->vdisplay == ph, "preferred mode %ux%u (device %ux%u)",
+		 pref->hdisplay, pref->vdisplay, pw, ph);
+	pt_check(!too_large, "no mode beyond %ux%u", k->max_width, k->max_height);
+}
+
+/* Every mode, each with its own pattern in a dumb buffer. */
+static void test_modes(struct kms *k)
+{
+	int i;
+
+	for (i = 0; i < k->connector->count_modes; i++) {
+		const drmModeModeInfo *mode = &k->connector->modes[i];
+		char name[64];
+		struct fb fb;
+		uint32_t crc;
+		int ret;
+
+		ret = fb_dumb(k, &fb, mode->hdisplay, mode->vdisplay);
+		if (!pt_check(!ret, "dumb buffer %ux%u: %d", mode->hdisplay, mode->vdisplay, ret)) {
+			fb_free(k, &fb);
+			continue;
+		}
+		crc = draw(&fb, mode->hdisplay, mode->vdisplay, i + 1);
+		ret = kms_commit(k, mode, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+		if (pt_check(!ret, "mode %s set: %d", mode->name, ret)) {
+			snprintf(name, sizeof(name), "mode-%ux%u", mode->hdisplay, mode->vdisplay);
+			screen_is(name, mode->hdisplay, mode->vdisplay, crc);
+		}
+		fb_free(k, &fb);
+	}
+}
+
+static uint64_t gem_paddr(struct kms *k, const struct fb *fb, struct drm_pagoda_gem_info *info)
+{
+	if (pagoda_bo_info(&k->dev, fb->handle, info))
+		return ~0ull;
+	return PAGODA_PADDR((uint64_t)info->segment, info->offset);
+}
+
+/*
+ * A Pagoda allocation of @segment on screen: where the controller reads
+ * it, and where it goes once it is not on screen any more (@after).
+ */
+static void test_segment(struct kms *k, uint32_t segment, uint32_t format, uint32_t shown_in,
+			 uint32_t after, const struct fb *next, uint32_t next_crc)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	struct drm_pagoda_gem_info info;
+	uint64_t paddr;
+	char name[64];
+	struct fb fb;
+	uint32_t crc;
+	int ret;
+
+	snprintf(name, sizeof(name), "segment%u-%s", segment,
+		 format == DRM_FORMAT_RGB565 ? "rgb565" : "xrgb8888");
+	ret = fb_pagoda(k, &fb, mode->hdisplay, mode->vdisplay, format, DRM_PAGODA_BO_PRIMARY,
+			segment);
+	if (!pt_check(!ret, "%s: framebuffer of an allocation: %d", name, ret)) {
+		fb_free(k, &fb);
+		return;
+	}
+	crc = draw(&fb, mode->hdisplay, mode->vdisplay, 100 + segment);
+	ret = kms_commit(k, mode, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+	if (pt_check(!ret, "%s: on screen: %d", name, ret)) {
+		screen_is(name, mode->hdisplay, mode->vdisplay, crc);
+		paddr = gem_paddr(k, &fb, &info);
+		pt_check(info.segment == shown_in && info.contiguous,
+			 "%s: scanned out from segment %u contiguous (segment %u, contiguous %u)",
+			 name, shown_in, info.segment, info.contiguous);
+		pt_check(pt_reg(k->mmio, PAGODA_REG_DISP_ACTIVE_SURFACE_LO) == (uint32_t)paddr &&
+			 pt_reg(k->mmio, PAGODA_REG_DISP_ACTIVE_SURFACE_HI) == paddr >> 32,
+			 "%s: the controller reads 0x%llx", name, (unsigned long long)paddr);
+	}
+	ret = kms_commit(k, NULL, next, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+	pt_check(!ret, "%s: flipped away: %d", name, ret);
+	screen_is("flipped-away", mode->hdisplay, mode->vdisplay, next_crc);
+	gem_paddr(k, &fb, &info);
+	pt_check(info.segment == after, "%s: off screen it is in segment %u (expected %u)", name,
+		 info.segment, after);
+	fb_free(k, &fb);
+}
+
+static void test_segments(struct kms *k)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	struct fb base;
+	uint32_t crc;
+	int ret;
+
+	ret = fb_dumb(k, &base, mode->hdisplay, mode->vdisplay);
+	if (!pt_check(!ret, "base dumb buffer: %d", ret)) {
+		fb_free(k, &base);
+		return;
+	}
+	crc = draw(&base, mode->hdisplay, mode->vdisplay, 99);
+	test_segment(k, DRM_PAGODA_SEGMENT_VRAM, DRM_FORMAT_XRGB8888, DRM_PAGODA_SEGMENT_VRAM,
+		     DRM_PAGODA_SEGMENT_VRAM, &base, crc);
+	test_segment(k, DRM_PAGODA_SEGMENT_VRAM, DRM_FORMAT_RGB565, DRM_PAGODA_SEGMENT_VRAM,
+		     DRM_PAGODA_SEGMENT_VRAM, &base, crc);
+	test_segment(k, DRM_PAGODA_SEGMENT_VRAM_HIDDEN, DRM_FORMAT_XRGB8888,
+		     DRM_PAGODA_SEGMENT_VRAM_HIDDEN, DRM_PAGODA_SEGMENT_VRAM_HIDDEN, &base, crc);
+	/* system memory: in the aperture while on screen, plain pages after */
+	test_segment(k, DRM_PAGODA_SEGMENT_SYSTEM, DRM_FORMAT_XRGB8888,
+		     DRM_PAGODA_SEGMENT_APERTURE, DRM_PAGODA_SEGMENT_SYSTEM, &base, crc);
+	test_segment(k, DRM_PAGODA_SEGMENT_SYSTEM, DRM_FORMAT_RGB565,
+		     DRM_PAGODA_SEGMENT_APERTURE, DRM_PAGODA_SEGMENT_SYSTEM, &base, crc);
+	fb_free(k, &base);
+}
+
+struct flip_done {
+	unsigned int sequence;
+	int count;
+};
+
+static void flip_handler(int fd, unsigned int sequence, unsigned int tv_sec,
+			 unsigned int tv_usec, unsigned int crtc_id, void *data)
+{
+	struct flip_done *done = data;
+
+	(void)fd;
+	(void)tv_sec;
+	(void)tv_usec;
+	(void)crtc_id;
+	done->sequence = sequence;
+	done->count++;
+}
+
+static int wait_flip(struct kms *k, struct flip_done *done)
+{
+	drmEventContext ctx = { .version = 3, .page_flip_handler2 = flip_handler };
+	struct pollfd pfd = { .fd = k->fd, .events = POLLIN };
+	int before = done->count;
+
+	while (done->count == before) {
+		if (poll(&pfd, 1, 5000) <= 0)
+			return -ETIMEDOUT;
+		if (drmHandleEvent(k->fd, &ctx))
+			return -EIO;
+	}
+	return 0;
+}
+
+#define FLIPS 30
+
+/* Page flips: each event after the flip's vblank, the controller latched it. */
+static void test_flips(struct kms *k)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	struct fb fbs[2];
+	uint64_t paddr[2];
+	uint32_t crc[2];
+	struct drm_pagoda_gem_info info;
+	struct flip_done done = {};
+	int i, ret, late = 0, early = 0, pending_seen = 0, pending_wrong = 0;
+	unsigned int last = 0;
+
+	for (i = 0; i < 2; i++) {
+		ret = fb_dumb(k, &fbs[i], mode->hdisplay, mode->vdisplay);
+		if (!pt_check(!ret, "flip buffer %d: %d", i, ret))
+			goto out;
+		crc[i] = draw(&fbs[i], mode->hdisplay, mode->vdisplay, 50 + i);
+	}
+	ret = kms_commit(k, mode, &fbs[0], mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+	if (!pt_check(!ret, "mode for flips: %d", ret))
+		goto out;
+	for (i = 0; i < 2; i++)
+		paddr[i] = gem_paddr(k, &fbs[i], &info);
+	/* fbs[1] is pinned only once it is flipped to: its address is read after */
+	for (i = 1; i <= FLIPS; i++) {
+		struct fb *to = &fbs[i % 2];
+		uint64_t seq_before = 0, ns;
+		uint32_t active_lo, status;
+
+		drmCrtcGetSequence(k->fd, k->crtc, &seq_before, &ns);
+		ret = kms_commit(k, NULL, to, mode->hdisplay, mode->vdisplay, 0,
+				 DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT, &done);
+		if (!pt_check(!ret, "flip %d: %d", i, ret))
+			break;
+		/* read the address first: a flip still pending then was pending at that read */
+		active_lo = pt_reg(k->mmio, PAGODA_REG_DISP_ACTIVE_SURFACE_LO);
+		status = pt_reg(k->mmio, PAGODA_REG_DISP_STATUS);
+		paddr[i % 2] = gem_paddr(k, to, &info);
+		if (status & PAGODA_DISP_STATUS_FLIP_PENDING) {
+			pending_seen++;
+			pending_wrong += active_lo != (uint32_t)paddr[(i + 1) % 2];
+		}
+		ret = wait_flip(k, &done);
+		if (!pt_check(!ret, "flip %d event: %d", i, ret))
+			break;
+		early += done.sequence <= seq_before;
+		late += done.sequence <= last;
+		last = done.sequence;
+		if (pt_reg(k->mmio, PAGODA_REG_DISP_ACTIVE_SURFACE_LO) != (uint32_t)paddr[i % 2] ||
+		    pt_reg(k->mmio, PAGODA_REG_DISP_STATUS) & PAGODA_DISP_STATUS_FLIP_PENDING) {
+			pt_fail("flip %d: event before the controller latched it", i);
+			break;
+		}
+	}
+	pt_check(done.count == FLIPS && !early && !late,
+		 "%d flip events, each at a later vblank than the commit (%d early, %d not increasing)",
+		 done.count, early, late);
+	/* a nonblocking commit may reach the device after these reads: pending is not always seen */
+	pt_check(!pending_wrong,
+		 "while a flip was pending the old surface stayed on screen (%d seen pending, %d wrong)",
+		 pending_seen, pending_wrong);
+	screen_is("after-flips", mode->hdisplay, mode->vdisplay, crc[FLIPS % 2]);
+out:
+	fb_free(k, &fbs[0]);
+	fb_free(k, &fbs[1]);
+}
+
+/* Bad requests fail with the errno the check gives and leave the screen as it was. */
+static void test_bad_input(struct kms *k)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	drmModeModeInfo big = *mode;
+	uint32_t handles[4] = {}, pitches[4] = {}, offsets[4] = {}, id;
+	struct fb fb, small;
+	uint32_t crc;
+	int ret;
+
+	ret = fb_dumb(k, &fb, mode->hdisplay, mode->vdisplay);
+	if (!pt_check(!ret, "bad input: base buffer: %d", ret))
+		goto out_fb;
+	crc = draw(&fb, mode->hdisplay, mode->vdisplay, 7);
+	ret = kms_commit(k, mode, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+	if (!pt_check(!ret, "bad input: base mode set: %d", ret))
+		goto out_fb;
+	screen_is("bad-before", mode->hdisplay, mode->vdisplay, crc);
+
+	/* a mode wider and taller than the controller scans out */
+	big.hdisplay = k->max_width + 8;
+	big.hsync_start = big.hdisplay + 8;
+	big.hsync_end = big.hsync_start + 32;
+	big.htotal = big.hsync_end + 40;
+	big.vdisplay = k->max_height + 8;
+	big.vsync_start = big.vdisplay + 3;
+	big.vsync_end = big.vsync_start + 4;
+	big.vtotal = big.vsync_end + 10;
+	ret = kms_commit(k, &big, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+	pt_check(ret == -EINVAL, "mode %ux%u beyond the maximum: %d (EINVAL)", big.hdisplay,
+		 big.vdisplay, ret);
+	ret = kms_commit(k, &big, &fb, mode->hdisplay, mode->vdisplay, 0,
+			 DRM_MODE_ATOMIC_TEST_ONLY, NULL);
+	pt_check(ret == -EINVAL, "same, test only: %d (EINVAL)", ret);
+
+	/* strides the controller cannot use, formats it does not scan out */
+	handles[0] = fb.handle;
+	pitches[0] = 64 * 4 + 2;
+	ret = drmModeAddFB2(k->fd, 64, 64, DRM_FORMAT_XRGB8888, handles, pitches, offsets, &id, 0);
+	pt_check(ret && errno == EINVAL, "XRGB8888 stride %u refused: %s", pitches[0],
+		 ret ? strerror(errno) : "accepted");
+	pitches[0] = 63 * 2;
+	ret = drmModeAddFB2(k->fd, 63, 64, DRM_FORMAT_RGB565, handles, pitches, offsets, &id, 0);
+	pt_check(ret && errno == EINVAL, "RGB565 stride %u refused: %s", pitches[0],
+		 ret ? strerror(errno) : "accepted");
+	pitches[0] = 64 * 4;
+	ret = drmModeAddFB2(k->fd, 64, 64, DRM_FORMAT_ARGB8888, handles, pitches, offsets, &id, 0);
+	pt_check(ret && errno == EINVAL, "ARGB8888 refused: %s", ret ? strerror(errno) : "accepted");
+	ret = drmModeAddFB2(k->fd, 64, 64, DRM_FORMAT_XBGR8888, handles, pitches, offsets, &id, 0);
+	pt_check(ret && errno == EINVAL, "XBGR8888 refused: %s", ret ? strerror(errno) : "accepted");
+	pitches[0] = (k->max_width + 1) * 4;
+	ret = drmModeAddFB2(k->fd, k->max_width + 1, 1, DRM_FORMAT_XRGB8888, handles, pitches,
+			    offsets, &id, 0);
+	pt_check(ret && errno == EINVAL, "framebuffer wider than the maximum refused: %s",
+		 ret ? strerror(errno) : "accepted");
+
+	/* framebuffers smaller than the mode, a plane not covering the screen */
+	ret = fb_dumb(k, &small, 320, 240);
+	if (pt_check(!ret, "small buffer: %d", ret)) {
+		ret = kms_commit(k, NULL, &small, 320, 240, 0, 0, NULL);
+		pt_check(ret == -ERANGE, "320x240 shown on %ux%u (scaling): %d (ERANGE)",
+			 mode->hdisplay, mode->vdisplay, ret);
+		ret = kms_commit(k, NULL, &small, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+		pt_check(ret == -ENOSPC, "%ux%u of a 320x240 framebuffer: %d (ENOSPC)",
+			 mode->hdisplay, mode->vdisplay, ret);
+	}
+	fb_free(k, &small);
+	ret = kms_commit(k, NULL, &fb, mode->hdisplay, mode->vdisplay, 16, 0, NULL);
+	pt_check(ret == -EINVAL, "plane not covering the screen: %d (EINVAL)", ret);
+	ret = kms_commit(k, NULL, NULL, 0, 0, 0, 0, NULL);
+	pt_check(ret == -EINVAL, "CRTC on without its primary plane: %d (EINVAL)", ret);
+
+	screen_is("bad-after", mode->hdisplay, mode->vdisplay, crc);
+out_fb:
+	fb_free(k, &fb);
+}
+
+int main(void)
+{
+	struct pagoda_screen s;
+	char bdf[PT_NAME_MAX];
+	struct kms k = {};
+	int ret;
+
+	if (!pt_check(!pt_find_pci(bdf, sizeof(bdf)), "Pagoda PCI device present"))
+		return pt_exit();
+	if (kms_open(&k, bdf))
+		return pt_exit();
+	test_console(&k);
+	test_mode_list(&k);
+	test_modes(&k);
+	test_segments(&k);
+	test_flips(&k);
+	test_bad_input(&k);
+	drmModeFreeConnector(k.connector);
+	close(k.fd);
+
+	/* the last client gone, fbdev takes the screen back */
+	pt_sleep_ms(500);
+	ret = pagoda_screendump("console-restored", &s);
+	pt_check(!ret && s.ncolors >= 2, "console back after the client closed: %s, %u colours",
+		 pagoda_screen_strerror(ret), ret ? 0 : s.ncolors);
+	return pt_exit();
+}

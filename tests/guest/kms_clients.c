@@ -1,0 +1,159 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libdrm's own clients against the Pagoda display: drm_info describes the
+ * device (driver, connector, modes, CRTC, plane formats), modetest lists
+ * it, sets the preferred mode with its test pattern (seen from the host:
+ * its colour bars on a screen of that size) and page-flips with vsync.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "pagoda_screen.h"
+#include "pagoda_test.h"
+
+#define OUTPUT_MAX	(256 * 1024)
+
+struct run {
+	char out[OUTPUT_MAX];
+	int status;
+	int stdin_fd;		/* the client's stdin, kept open until run_finish() */
+	int out_fd;
+	pid_t pid;
+};
+
+/* Start @argv with stdout and stderr into a pipe and stdin from a pipe. */
+static int run_start(struct run *r, char *const argv[])
+{
+	int in[2], out[2];
+
+	if (pipe(in) || pipe(out))
+		return -errno;
+	r->pid = fork();
+	if (r->pid < 0)
+		return -errno;
+	if (!r->pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(out[1], 2);
+		close(in[1]);
+		close(out[0]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	r->stdin_fd = in[1];
+	r->out_fd = out[0];
+	return 0;
+}
+
+/* Close its stdin (modetest stops on input or end of file), collect output and status. */
+static void run_finish(struct run *r)
+{
+	size_t len = 0;
+	ssize_t n;
+
+	close(r->stdin_fd);
+	while ((n = read(r->out_fd, r->out + len, sizeof(r->out) - 1 - len)) > 0)
+		len += n;
+	r->out[len] = 0;
+	close(r->out_fd);
+	waitpid(r->pid, &r->status, 0);
+}
+
+static int run(struct run *r, char *const argv[])
+{
+	int ret = run_start(r, argv);
+
+	if (ret)
+		return ret;
+	run_finish(r);
+	return 0;
+}
+
+static int exited_ok(const struct run *r)
+{
+	return WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0;
+}
+
+static void show_tail(const struct run *r)
+{
+	size_t len = strlen(r->out);
+
+	printf("%s\n", r->out + (len > 2000 ? len - 2000 : 0));
+}
+
+int main(void)
+{
+	static struct run r;
+	char *info[] = { "drm_info", NULL };
+	char *list[] = { "modetest", "-M", "pagoda", "-c", "-p", NULL };
+	char set_arg[64], *set[] = { "modetest", "-M", "pagoda", "-s", set_arg, NULL };
+	char *flip[] = { "modetest", "-M", "pagoda", "-s", set_arg, "-v", NULL };
+	unsigned int conn = 0, crtc = 0, w = 0, h = 0;
+	struct pagoda_screen s;
+	char bdf[PT_NAME_MAX];
+	volatile uint32_t *mmio;
+	const char *p;
+	int ret;
+
+	if (!pt_check(!pt_find_pci(bdf, sizeof(bdf)), "Pagoda PCI device present"))
+		return pt_exit();
+	mmio = pt_map_mmio(bdf);
+	if (!pt_check(mmio != NULL, "BAR0 mapped"))
+		return pt_exit();
+	w = pt_reg(mmio, PAGODA_REG_DISP_PREF_WIDTH);
+	h = pt_reg(mmio, PAGODA_REG_DISP_PREF_HEIGHT);
+
+	ret = run(&r, info);
+	if (!pt_check(!ret && exited_ok(&r), "drm_info exits 0 (status 0x%x)", r.status))
+		show_tail(&r);
+	pt_check(strstr(r.out, "pagoda") != NULL, "drm_info names the pagoda driver");
+	if (!pt_check(strstr(r.out, "Connector") != NULL && strstr(r.out, "XRGB8888") != NULL &&
+		      strstr(r.out, "RGB565") != NULL, "drm_info shows the connector and both formats"))
+		show_tail(&r);
+
+	ret = run(&r, list);
+	if (!pt_check(!ret && exited_ok(&r), "modetest -c -p exits 0 (status 0x%x)", r.status))
+		show_tail(&r);
+	/* "id encoder status name ..." then "<id> <enc> connected Virtual-1" */
+	p = strstr(r.out, "connected");
+	while (p && p > r.out && p[-1] != '\n')
+		p--;
+	if (!pt_check(p && sscanf(p, "%u", &conn) == 1, "modetest lists a connected connector %u",
+		      conn))
+		return pt_exit();
+	p = strstr(r.out, "CRTCs:");
+	if (p)
+		p = strchr(p, '\n');
+	if (p)
+		p = strchr(p + 1, '\n');
+	if (!pt_check(p && sscanf(p + 1, "%u", &crtc) == 1, "modetest lists CRTC %u", crtc))
+		return pt_exit();
+
+	snprintf(set_arg, sizeof(set_arg), "%u@%u:%ux%u", conn, crtc, w, h);
+	ret = run_start(&r, set);
+	if (pt_check(!ret, "modetest -s %s started", set_arg)) {
+		/* the pattern stays up while modetest waits for input */
+		pt_sleep_ms(3000);
+		ret = pagoda_screendump("modetest", &s);
+		pt_check(!ret && s.width == w && s.height == h && s.ncolors >= 8,
+			 "modetest's pattern on screen: %ux%u, %u colours (%s)", ret ? 0 : s.width,
+			 ret ? 0 : s.height, ret ? 0 : s.ncolors, pagoda_screen_strerror(ret));
+		run_finish(&r);
+		if (!pt_check(exited_ok(&r), "modetest -s exits 0 (status 0x%x)", r.status))
+			show_tail(&r);
+	}
+
+	ret = run_start(&r, flip);
+	if (pt_check(!ret, "modetest -s %s -v started", set_arg)) {
+		/* it reports the flip rate every 5 s */
+		pt_sleep_ms(7000);
+		run_finish(&r);
+		if (!pt_check(exited_ok(&r), "modetest -v exits 0 (status 0x%x)", r.status))
+			show_tail(&r);
+		pt_check(strstr(r.out, "freq:") != NULL, "modetest -v flipped with vsync: %s",
+			 strstr(r.out, "freq:") ? strstr(r.out, "freq:") : "no rate reported");
+	}
+	return pt_exit();
+}
