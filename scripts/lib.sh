@@ -18,8 +18,12 @@ KERNEL_DIR=$PAGODA_CACHE/kernel
 # The debug guest kernel of scripts/debug-kernel.sh: source and build.
 DEBUG_KERNEL_DIR=$PAGODA_CACHE/kernel-debug
 DEBUG_KERNEL_BUILD=$DEBUG_KERNEL_DIR/build
-# Guest artefacts are per checkout: each builds its own module and image.
-GUEST_BUILD=$PAGODA_CACHE/guest-build/$(printf %s "$PAGODA_ROOT" | md5sum | cut -c1-12)
+# Guest artefacts and the host unit tests' meson directory are per checkout:
+# each builds its own module, image and tests (a meson directory is bound to
+# the source tree that configured it).
+PAGODA_CHECKOUT_ID=$(printf %s "$PAGODA_ROOT" | md5sum | cut -c1-12)
+GUEST_BUILD=$PAGODA_CACHE/guest-build/$PAGODA_CHECKOUT_ID
+HOST_BUILD=$PAGODA_CACHE/host-build/$PAGODA_CHECKOUT_ID
 # Configure flags of the sanitizer and fuzzing builds, compilers aside: the
 # minimal x86_64 system emulator of setup.sh, whose only extra device is the
 # Pagoda GPU.

@@ -21,12 +21,12 @@ count_tap() {
 
 unit_tests() {
 	step "unit tests"
-	local build=$PAGODA_CACHE/host-build log=$LOGS/unit-tests.log
+	local build=$HOST_BUILD log=$LOGS/unit-tests.log
 	if [ ! -f "$build/build.ninja" ]; then
 		run_logged "$LOGS/unit-setup.log" meson setup "$build" "$PAGODA_ROOT"
 	fi
 	if meson test -C "$build" --print-errorlogs >"$log" 2>&1; then :; fi
-	grep -E '^ *[0-9]+/[0-9]+ ' "$log" | sed 's/^/    /'
+	{ grep -E '^ *[0-9]+/[0-9]+ ' "$log" || true; } | sed 's/^/    /'
 	PASSED[unit]=$(grep -cE '^ *[0-9]+/[0-9]+ .* OK ' "$log" || true)
 	FAILED[unit]=$(grep -cE '^ *[0-9]+/[0-9]+ .* (FAIL|ERROR|TIMEOUT) ' "$log" || true)
 	if ! grep -q '^Ok: ' "$log"; then
@@ -40,10 +40,10 @@ qtests() {
 	local log=$LOGS/qtests.log
 	(cd "$QEMU_BUILD" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
 		timeout 900 ./tests/qtest/qos-test --tap -k) >"$log" 2>&1 || true
-	grep -E '^(ok|not ok) ' "$log" | sed 's|/x86_64/pc/i440FX-pcihost/pci-bus-pc/pci-bus/||; s/^/    /'
+	{ grep -E '^(ok|not ok) ' "$log" || true; } | sed 's|/x86_64/pc/i440FX-pcihost/pci-bus-pc/pci-bus/||; s/^/    /'
 	count_tap qtest "$log"
 	if ! grep -qE '^1\.\.[0-9]+' "$log" || grep -q '^Bail out!' "$log"; then
-		grep -E 'ERROR|Bail out' "$log" | head -5
+		{ grep -E 'ERROR|Bail out' "$log" || true; } | head -5
 		FAILED[qtest]=$(( ${FAILED[qtest]} + 1 ))
 	fi
 }
@@ -52,7 +52,7 @@ qtests() {
 guest_boot() {
 	local kind=$1 log=$2 line; shift 2
 	"$PAGODA_ROOT/scripts/run-guest.sh" "${GUEST_ARGS[@]}" "$@" 2>&1 | tee "$log" || true
-	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+	line=$({ grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" || true; } | tail -n 1)
 	if [ -z "$line" ]; then
 		FAILED[$kind]=$(( ${FAILED[$kind]} + 1 ))
 		return
@@ -104,24 +104,44 @@ guest_lane() {
 		--device "$PHYS_DEVICE" $PHYS_PROGRAMS
 }
 
+# summary: one line per kind, then the total; a run cut short by a failing
+# step (setup, a build) counts that step as one failed test, so the last
+# line is always the total.
+summary() {
+	local kind passed=0 failed=0
+	[ "$SUMMARY_DONE" = 1 ] && return
+	SUMMARY_DONE=1
+	echo
+	echo "==> summary"
+	for kind in unit qtest guest guest-debug; do
+		[ -n "${PASSED[$kind]:-}" ] || continue
+		printf '    %-12s %s passed, %s failed\n' "$kind" "${PASSED[$kind]}" "${FAILED[$kind]}"
+		passed=$((passed + ${PASSED[$kind]}))
+		failed=$((failed + ${FAILED[$kind]}))
+	done
+	if [ "$MAIN_DONE" != 1 ]; then
+		printf '    stopped in step "%s"\n' "${PAGODA_STEP:-?}"
+		failed=$((failed + 1))
+	fi
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+}
+
 main() {
 	mkdir -p "$LOGS"
+	PAGODA_STEP=scripts/setup.sh
 	"$PAGODA_ROOT/scripts/setup.sh"
+	PAGODA_STEP=scripts/debug-kernel.sh
 	"$PAGODA_ROOT/scripts/debug-kernel.sh"
 	unit_tests
 	qtests
 	guest_lane stock guest
 	guest_lane debug guest-debug
-	echo
-	echo "==> summary"
-	local kind passed=0 failed=0
-	for kind in unit qtest guest guest-debug; do
-		printf '    %-12s %s passed, %s failed\n' "$kind" "${PASSED[$kind]}" "${FAILED[$kind]}"
-		passed=$((passed + ${PASSED[$kind]}))
-		failed=$((failed + ${FAILED[$kind]}))
-	done
-	echo "$passed passed, $failed failed"
-	[ "$failed" = 0 ]
+	MAIN_DONE=1
+	summary
 }
 
+SUMMARY_DONE=0
+MAIN_DONE=0
+trap 'summary || true' EXIT
 main
