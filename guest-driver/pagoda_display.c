@@ -461,9 +461,31 @@ static const struct drm_mode_config_funcs pagoda_mode_config_funcs = {
 	.atomic_commit = drm_atomic_helper_commit,
 };
 
+/*
+ * drm_atomic_helper_commit_tail_rpm() (planes are written once the CRTC is
+ * on, so its event waits for a vblank), except that it waits for the flips
+ * themselves rather than for the vblank counter to move: a vertical blank
+ * that came just before the FLIP write, its interrupt handled on another
+ * CPU after the counter was read, would end that wait before the
+ * controller latched the new surface, and the old framebuffer would be
+ * unpinned while still scanned out. A commit's event is sent only once no
+ * flip is pending (pagoda_display_vblank()).
+ */
+static void pagoda_atomic_commit_tail(struct drm_atomic_state *state)
+{
+	struct drm_device *drm = state->dev;
+
+	drm_atomic_helper_commit_modeset_disables(drm, state);
+	drm_atomic_helper_commit_modeset_enables(drm, state);
+	drm_atomic_helper_commit_planes(drm, state, DRM_PLANE_COMMIT_ACTIVE_ONLY);
+	drm_atomic_helper_fake_vblank(state);
+	drm_atomic_helper_commit_hw_done(state);
+	drm_atomic_helper_wait_for_flip_done(drm, state);
+	drm_atomic_helper_cleanup_planes(drm, state);
+}
+
 static const struct drm_mode_config_helper_funcs pagoda_mode_config_helpers = {
-	/* planes are written once the CRTC is on: its event then waits for a vblank */
-	.atomic_commit_tail = drm_atomic_helper_commit_tail_rpm,
+	.atomic_commit_tail = pagoda_atomic_commit_tail,
 };
 
 /* Read the controller's limits and modes; -ENODEV when they make no sense. */
