@@ -1,29 +1,82 @@
 #!/usr/bin/env bash
-# Fuzzing campaign against the Pagoda GPU: builds QEMU's generic-fuzz target
-# (libFuzzer, with ASan and UBSan) in its own build directory, then fuzzes
-# the device's MMIO registers, host aperture, MSI-X table and PCI config
-# space, and the DMA it issues: rings, command buffers, page tables and data
-# are read from guest memory that the fuzzer fills as the device reads it.
-# Each device configuration below is fuzzed for SECONDS, starting from the
-# seeds of scripts/fuzz-seeds.py (one submission per command kind) and from
-# the corpus of earlier runs; the corpus is then run once more with leak
-# checks. Everything is kept in $PAGODA_CACHE/fuzz:
-# corpus-CONFIG/ grows from run to run; findings/ holds crash-*, timeout-*,
-# leak-* and oom-* inputs; logs/ the libFuzzer output.
-#   usage: scripts/fuzz.sh [SECONDS]   (per configuration; default 600)
+# Fuzzing campaign against the Pagoda GPU. Builds QEMU's fuzz targets
+# (libFuzzer, with ASan and UBSan) in their own build directory, then fuzzes
+# the device in each configuration its properties allow: MMU levels 2, 3
+# and 4, segment pages of 4 KiB and 64 KiB, tiny and default segment sizes
+# (12 configurations). The default target, pagoda-fuzz
+# (tests/qtest/fuzz/pagoda_fuzz.c), turns each input into a device program:
+# page tables, GART, rings, command buffers of every opcode, display flips,
+# resets. generic-fuzz (QEMU's register and DMA fuzzer, started from the
+# seeds of scripts/fuzz-seeds.py) can be chosen instead.
+#
+# For each configuration: fuzz for the given time (a child process fuzzes,
+# so the run goes on after a finding), then replay the corpus once to
+# measure edge coverage per device file, and once more with leak checks.
+# The summary gives executions, corpus size, findings and coverage; each
+# finding is minimised and turned into a qtest (scripts/fuzz-reproducer.py)
+# in tests/qtest/pagoda-fuzz-repro-test.c.
+#
+# Everything is kept in $PAGODA_CACHE/fuzz: <target>/corpus-<config>/
+# grows from run to run, findings/ holds crash-*, timeout-*, leak-* and
+# oom-* inputs, logs/ the libFuzzer output, coverage-<config>.txt the
+# per-file figures of the last run.
+#   usage: scripts/fuzz.sh [--seconds N] [--target pagoda-fuzz|generic-fuzz]
+#                          [--jobs N] [CONFIG...]
+#   --seconds N   fuzzing time per configuration (default 1800)
+#   --jobs N      fuzzing processes per configuration (default 1)
+#   CONFIG        only these configurations (default: all; names below)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
-SECONDS_EACH=${1:-600}
-[[ $SECONDS_EACH =~ ^[0-9]+$ ]] || die "SECONDS must be a number of seconds" "usage: scripts/fuzz.sh [SECONDS]"
+SECONDS_EACH=1800
+TARGET=pagoda-fuzz
+JOBS=1
+ONLY=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	--seconds) SECONDS_EACH=$2; shift 2 ;;
+	--target) TARGET=$2; shift 2 ;;
+	--jobs) JOBS=$2; shift 2 ;;
+	-*) die "unknown option $1" "see the usage at the top of scripts/fuzz.sh" ;;
+	*) ONLY+=("$1"); shift ;;
+	esac
+done
+[[ $SECONDS_EACH =~ ^[0-9]+$ && $JOBS =~ ^[1-9][0-9]*$ ]] ||
+	die "--seconds and --jobs take numbers" "see the usage at the top of scripts/fuzz.sh"
+case $TARGET in
+pagoda-fuzz|generic-fuzz) ;;
+*) die "unknown target $TARGET" "use pagoda-fuzz or generic-fuzz" ;;
+esac
+
 BUILD=$PAGODA_CACHE/qemu-build-fuzz
 FUZZ=$PAGODA_CACHE/fuzz
+WORK=$FUZZ/$TARGET
 PACKAGES="clang libclang-rt-14-dev llvm"
-# Small segments make random addresses land inside them more often.
-declare -A CONFIGS=(
-	[mmu4]="vram-size=16M,hidden-vram-size=1M,aperture-size=1M,host-aperture-size=1M"
-	[mmu2]="mmu-levels=2,segment-page-size=4096,vram-size=16M,hidden-vram-size=64K,aperture-size=1M,host-aperture-size=1M"
-)
+# Tiny segments make picked addresses land near their ends more often and
+# keep the host aperture's page table small; default ones are what a guest
+# gets without properties.
+TINY=vram-size=16M,hidden-vram-size=1M,aperture-size=1M,host-aperture-size=1M
+declare -A CONFIGS=()
+CONFIG_NAMES=()
+for levels in 4 3 2; do
+	for page in 64k 4k; do
+		for sizes in tiny default; do
+			name=l$levels-$page-$sizes
+			props=mmu-levels=$levels
+			[ "$page" = 4k ] && props=$props,segment-page-size=4096
+			[ "$sizes" = tiny ] && props=$props,$TINY
+			CONFIGS[$name]=$props
+			CONFIG_NAMES+=("$name")
+		done
+	done
+done
+if [ ${#ONLY[@]} -gt 0 ]; then
+	for name in "${ONLY[@]}"; do
+		[ -n "${CONFIGS[$name]:-}" ] || die "unknown configuration $name" \
+			"one of: ${CONFIG_NAMES[*]}"
+	done
+	CONFIG_NAMES=("${ONLY[@]}")
+fi
 # An optional tool: it yields the CPUs to anything else that runs.
 renice -n 10 $$ >/dev/null
 
@@ -51,7 +104,7 @@ packages() {
 
 build() {
 	"$PAGODA_ROOT/scripts/setup.sh"
-	step "QEMU generic-fuzz target (first build about 10 minutes)"
+	step "QEMU fuzz targets (first build about 15 minutes)"
 	qemu_configure "$BUILD" "$PAGODA_CACHE/logs/fuzz-configure.log" \
 		"--python=/usr/bin/python3 --cc=/usr/lib/ccache/clang
 --cxx=/usr/lib/ccache/clang++ --host-cc=/usr/lib/ccache/clang
@@ -61,79 +114,156 @@ $QEMU_FEATURE_FLAGS --enable-fuzzing --enable-asan --enable-ubsan"
 	info "$BUILD/qemu-fuzz-x86_64 ready"
 }
 
-# run_fuzzer NAME ARGS...: qemu-fuzz-x86_64 on configuration NAME.
-run_fuzzer() {
-	local name=$1; shift
-	(cd "$BUILD" &&
-	 QEMU_FUZZ_ARGS="-machine q35 -nodefaults -device pagoda,${CONFIGS[$name]}" \
-	 QEMU_FUZZ_OBJECTS=pagoda \
-	 ./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz -timeout=60 \
-		-rss_limit_mb=4096 -artifact_prefix="$FUZZ/findings/$name-" "$@")
+# fuzz_env NAME: the environment that selects configuration NAME, as
+# VAR=VALUE words (printed in replay commands, exported by run_fuzzer).
+fuzz_env() {
+	if [ "$TARGET" = pagoda-fuzz ]; then
+		printf '%s\n' "PAGODA_FUZZ_DEVICE=${CONFIGS[$1]}"
+	else
+		printf '%s\n' "QEMU_FUZZ_ARGS=-machine q35 -nodefaults -device pagoda,${CONFIGS[$1]}" \
+		       "QEMU_FUZZ_OBJECTS=pagoda"
+	fi
 }
 
-# fuzz_one NAME: fuzz configuration NAME for SECONDS_EACH seconds, then
-# run its corpus once more with leak checks.
+# run_fuzzer NAME ARGS...: the target on configuration NAME.
+run_fuzzer() {
+	local name=$1 var; shift
+	(cd "$BUILD" &&
+	 while IFS= read -r var; do export "$var"; done < <(fuzz_env "$name") &&
+	 ./qemu-fuzz-x86_64 --fuzz-target="$TARGET" -timeout=60 \
+		-rss_limit_mb=4096 -artifact_prefix="$FUZZ/findings/$TARGET-$name-" "$@")
+}
+
+# corpus_dirs NAME: the corpus of NAME, then the seeds (generic-fuzz only).
+corpus_dirs() {
+	echo "$WORK/corpus-$1"
+	[ "$TARGET" = generic-fuzz ] && echo "$FUZZ/seeds"
+	return 0
+}
+
+declare -A EXECS COVERED TOTAL
+
+# coverage NAME: replay the corpus of NAME with libFuzzer's coverage report
+# and sum the edges of each device file (hw/display/pagoda/).
+coverage() {
+	local name=$1 log=$FUZZ/logs/$TARGET-$name-coverage.log
+	local out=$FUZZ/coverage-$TARGET-$name.txt
+	run_fuzzer "$name" -runs=0 -print_coverage=1 $(corpus_dirs "$name") \
+		>"$log" 2>&1 || true
+	python3 - "$log" >"$out" <<-'EOF'
+	import re, sys, collections
+	cov = collections.defaultdict(lambda: [0, 0])
+	pat = re.compile(r'^(?:UN)?COVERED_FUNC: hits: \d+ edges: (\d+)/(\d+) \S+ (\S+):\d+')
+	for line in open(sys.argv[1], errors='replace'):
+	    m = pat.match(line)
+	    if m and '/hw/display/pagoda/' in m.group(3):
+	        f = m.group(3).split('/hw/display/pagoda/')[1]
+	        cov[f][0] += int(m.group(1))
+	        cov[f][1] += int(m.group(2))
+	done = sum(c[0] for c in cov.values())
+	total = sum(c[1] for c in cov.values())
+	for f in sorted(cov):
+	    c = cov[f]
+	    print(f"{f:22} {c[0]:5}/{c[1]:<5} {100 * c[0] / max(c[1], 1):5.1f}%")
+	print(f"{'device':22} {done:5}/{total:<5} {100 * done / max(total, 1):5.1f}%")
+	EOF
+	COVERED[$name]=$(awk '/^device/ { split($2, a, "/"); print a[1] }' "$out")
+	TOTAL[$name]=$(awk '/^device/ { split($2, a, "/"); print a[2] }' "$out")
+	sed 's/^/    /' "$out"
+}
+
+# fuzz_one NAME: fuzz configuration NAME for SECONDS_EACH seconds, measure
+# the coverage of its corpus, then run the corpus with leak checks.
 fuzz_one() {
-	local name=$1 corpus=$FUZZ/corpus-$1 log=$FUZZ/logs/$1.log last
-	step "fuzzing configuration $name for ${SECONDS_EACH}s: ${CONFIGS[$name]}"
+	local name=$1 corpus=$WORK/corpus-$1 log=$FUZZ/logs/$TARGET-$1.log last
+	step "$TARGET on $name for ${SECONDS_EACH}s: ${CONFIGS[$name]}"
 	mkdir -p "$corpus"
-	# -fork=1: a child process fuzzes, and the run goes on after a finding.
-	run_fuzzer "$name" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+	local extra=()
+	[ "$TARGET" = generic-fuzz ] &&
+		extra=(-use_value_profile=1 -dict="$FUZZ/pagoda.dict")
+	run_fuzzer "$name" -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 \
 		-ignore_ooms=1 -max_total_time="$SECONDS_EACH" -max_len=4096 \
-		-use_value_profile=1 -dict="$FUZZ/pagoda.dict" \
-		"$corpus" "$FUZZ/seeds" >"$log" 2>&1 ||
+		"${extra[@]}" $(corpus_dirs "$name") >"$log" 2>&1 ||
 		die "the fuzzer stopped (log: $log)" "read the end of the log"
 	last=$(grep -E '^#[0-9]+: cov: ' "$log" | tail -n 1)
+	EXECS[$name]=$(echo "${last:-#0:}" | sed 's/^#\([0-9]*\):.*/\1/')
 	info "${last:-no statistics: see $log}"
 	info "corpus: $(ls "$corpus" | wc -l) inputs in $corpus"
-	info "leak check of the corpus (about a minute)"
+	info "edge coverage of the corpus, per device file:"
+	coverage "$name"
+	info "leak check of the corpus"
 	# stops at the first leak, which it saves in findings/ as leak-*
 	ASAN_OPTIONS=detect_leaks=1:print_stacktrace=1 run_fuzzer "$name" \
-		-runs=0 -detect_leaks=1 "$corpus" "$FUZZ/seeds" \
-		>"$FUZZ/logs/$name-leaks.log" 2>&1 ||
-		info "the leak check stopped on a finding: see $FUZZ/logs/$name-leaks.log"
+		-runs=0 -detect_leaks=1 $(corpus_dirs "$name") \
+		>"$FUZZ/logs/$TARGET-$name-leaks.log" 2>&1 ||
+		info "the leak check stopped on a finding: see $FUZZ/logs/$TARGET-$name-leaks.log"
 }
 
 seeds() {
+	[ "$TARGET" = generic-fuzz ] || return 0
 	step "seeds and dictionary"
 	rm -rf "$FUZZ/seeds"
 	python3 "$PAGODA_ROOT/scripts/fuzz-seeds.py" "$FUZZ/seeds" "$FUZZ/pagoda.dict"
 	info "$(ls "$FUZZ/seeds" | wc -l) seeds in $FUZZ/seeds"
 }
 
+# reproduce FINDING: minimise it and add it to the reproducer qtest.
+reproduce() {
+	local f=$1 base name min
+	base=$(basename "$f")
+	name=${base#"$TARGET"-}
+	name=${name%%-crash*}; name=${name%%-timeout*}; name=${name%%-leak*}
+	name=${name%%-oom*}
+	min=$FUZZ/findings/min-$base
+	info "$f"
+	info "  replay: cd $BUILD &&$(fuzz_env "$name" | sed "s/.*/ '&'/" | tr -d '\n') ./qemu-fuzz-x86_64 --fuzz-target=$TARGET $f"
+	run_fuzzer "$name" -minimize_crash=1 -max_total_time=300 \
+		-exact_artifact_path="$min" "$f" >"$FUZZ/logs/minimize-$base.log" 2>&1 || true
+	[ -s "$min" ] || cp "$f" "$min"
+	FUZZ_SERIALIZE_QTEST=1 QTEST_LOG=1 run_fuzzer "$name" "$min" \
+		>"$FUZZ/logs/trace-$base.log" 2>&1 || true
+	python3 "$PAGODA_ROOT/scripts/fuzz-reproducer.py" \
+		"$PAGODA_ROOT/tests/qtest/pagoda-fuzz-repro-test.c" "$base" \
+		"-machine pc -m 64M -nodefaults -display none -device pagoda,addr=04.0,${CONFIGS[$name]}" \
+		<"$FUZZ/logs/trace-$base.log" |& sed 's/^/      /'
+}
+
 report() {
-	local found f name
+	local found f name execs=0 covered total
 	echo
-	echo "==> summary"
-	found=$(find "$FUZZ/findings" -type f -newer "$FUZZ/.run-start" | sort)
+	echo "==> summary ($TARGET, ${SECONDS_EACH}s per configuration)"
+	for name in "${CONFIG_NAMES[@]}"; do
+		covered=${COVERED[$name]:-0}
+		total=${TOTAL[$name]:-0}
+		printf '    %-16s %10s executions, edges %5s/%-5s (%s%%)\n' "$name" \
+			"${EXECS[$name]:-0}" "$covered" "$total" \
+			"$(awk -v c="$covered" -v t="$total" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }')"
+		execs=$((execs + ${EXECS[$name]:-0}))
+	done
+	info "executions in all: $execs"
+	found=$(find "$FUZZ/findings" -type f -newer "$FUZZ/.run-start" -name "$TARGET-*" | sort)
 	if [ -z "$found" ]; then
 		info "no crash, timeout, leak or out-of-memory in this run"
 		return 0
 	fi
-	info "findings of this run, each with the command that replays it"
-	info "(add FUZZ_SERIALIZE_QTEST=1 QTEST_LOG=1 to see the qtest commands):"
+	info "findings of this run, minimised, each added to tests/qtest/pagoda-fuzz-repro-test.c:"
 	for f in $found; do
-		name=$(basename "$f")
-		name=${name%%-*}
-		info "$f"
-		info "  cd $BUILD && QEMU_FUZZ_ARGS='-machine q35 -nodefaults" \
-		     "-device pagoda,${CONFIGS[$name]}' QEMU_FUZZ_OBJECTS=pagoda" \
-		     "./qemu-fuzz-x86_64 --fuzz-target=generic-fuzz $f"
+		reproduce "$f"
 	done
 	return 1
 }
 
 main() {
-	mkdir -p "$PAGODA_CACHE/logs" "$FUZZ/findings" "$FUZZ/logs"
+	mkdir -p "$PAGODA_CACHE/logs" "$FUZZ/findings" "$FUZZ/logs" "$WORK"
 	packages
 	build
 	seeds
 	touch "$FUZZ/.run-start"
 	local name
-	for name in mmu4 mmu2; do
+	for name in "${CONFIG_NAMES[@]}"; do
 		fuzz_one "$name"
 	done
 	report
 }
 
-main "$@"
+main

@@ -14,6 +14,9 @@ QEMU_SERIES=1:10.0.
 QEMU_BUILD=$PAGODA_CACHE/qemu-build
 QEMU_BIN=$QEMU_BUILD/qemu-system-x86_64
 QOS_TEST=$QEMU_BUILD/tests/qtest/qos-test
+# Reproducers of fuzzer findings (scripts/fuzz.sh): a standalone qtest,
+# built and run only once a finding has added it to tests/qtest/.
+FUZZ_REPRO_TEST=pagoda-fuzz-repro-test
 KERNEL_DIR=$PAGODA_CACHE/kernel
 # The debug guest kernel of scripts/debug-kernel.sh: source and build.
 DEBUG_KERNEL_DIR=$PAGODA_CACHE/kernel-debug
@@ -24,13 +27,16 @@ DEBUG_KERNEL_BUILD=$DEBUG_KERNEL_DIR/build
 PAGODA_CHECKOUT_ID=$(printf %s "$PAGODA_ROOT" | md5sum | cut -c1-12)
 GUEST_BUILD=$PAGODA_CACHE/guest-build/$PAGODA_CHECKOUT_ID
 HOST_BUILD=$PAGODA_CACHE/host-build/$PAGODA_CHECKOUT_ID
-# Configure flags of the sanitizer and fuzzing builds, compilers aside: the
-# minimal x86_64 system emulator of setup.sh, whose only extra device is the
-# Pagoda GPU.
+# Configure flags of every QEMU build (setup.sh's, the sanitizer and fuzzing
+# builds), compilers aside: a minimal x86_64 system emulator whose only extra
+# device is the Pagoda GPU. pixman and libpng: QMP's screendump (PPM and PNG)
+# of the device's console, which scripts/guest-agent.py takes for the
+# guest's display tests (QEMU has no screendump command without pixman).
 QEMU_FEATURE_FLAGS="--target-list=x86_64-softmmu
 --without-default-features --without-default-devices
 --with-devices-x86_64=pagoda --enable-kvm --enable-tcg --disable-docs
---disable-download --disable-install-blobs --enable-trace-backends=log"
+--disable-download --disable-install-blobs --enable-trace-backends=log
+--enable-pixman --enable-png"
 export CCACHE_DIR=${CCACHE_DIR:-$PAGODA_CACHE/ccache}
 
 pagoda_step_start=0

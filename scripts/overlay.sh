@@ -41,11 +41,17 @@ write_if_changed() {
 
 qtest_block() {
 	local files
-	files=$(cd "$PAGODA_ROOT/tests/qtest" && find . -name '*.c' | sed 's|^\./||' | sort |
+	files=$(cd "$PAGODA_ROOT/tests/qtest" && find . -name '*.c' -not -path './fuzz/*' \
+		-not -name "$FUZZ_REPRO_TEST.c" |
+		sed 's|^\./||' | sort |
 		sed "s/.*/'&'/" | paste -sd, -)
 	printf "if config_all_devices.has_key('CONFIG_PAGODA')\n  qos_test_ss.add(files(%s))\n" "$files"
 	printf "  executable('pagoda-bench', files('pagoda-bench/pagoda-bench.c', 'libqos/pagoda.c'),\n"
 	printf "             include_directories: include_directories('.'), dependencies: [qemuutil, qos])\n"
+	if [ -f "$PAGODA_ROOT/tests/qtest/$FUZZ_REPRO_TEST.c" ]; then
+		printf "  executable('%s', files('%s.c'), dependencies: [qemuutil, qos])\n" \
+			"$FUZZ_REPRO_TEST" "$FUZZ_REPRO_TEST"
+	fi
 	printf "endif\n"
 }
 
@@ -67,6 +73,10 @@ grep -qxF "source pagoda/Kconfig" "$qemu/hw/display/Kconfig" ||
 	printf '\nsource pagoda/Kconfig\n' >>"$qemu/hw/display/Kconfig"
 add_line_after "$qemu/meson.build" "    'hw/display'," "    'hw/display/pagoda',"
 wire_qtests
+# The structure-aware fuzz target (tests/qtest/fuzz/, built only with
+# --enable-fuzzing).
+add_line_after "$qemu/tests/qtest/fuzz/meson.build" "specific_fuzz_ss.add(files('generic_fuzz.c'))" \
+	"specific_fuzz_ss.add(when: 'CONFIG_PAGODA', if_true: files('pagoda_fuzz.c'))"
 write_if_changed "$qemu/configs/devices/x86_64-softmmu/pagoda.mak" configs/devices/x86_64-softmmu/pagoda.mak <<'MAK'
 # Minimal x86_64 machine set for Pagoda: q35 and pc, and the Pagoda GPU.
 CONFIG_Q35=y

@@ -109,22 +109,18 @@ fetch_qemu_source() {
 	touch "$QEMU_SRC/.pagoda-unpacked"
 }
 
-# pixman and libpng: QMP's screendump (PPM and PNG) of the device's console,
-# which scripts/guest-agent.py takes for the guest's display tests; QEMU
-# has no screendump command without pixman.
+# QEMU_FEATURE_FLAGS (lib.sh) with gcc through ccache.
 QEMU_FLAGS="--python=/usr/bin/python3 --cc=/usr/lib/ccache/gcc
---host-cc=/usr/lib/ccache/gcc --target-list=x86_64-softmmu
---without-default-features --without-default-devices
---with-devices-x86_64=pagoda --enable-kvm --enable-tcg --disable-docs
---disable-download --disable-install-blobs --enable-trace-backends=log
---enable-pixman --enable-png"
+--host-cc=/usr/lib/ccache/gcc $QEMU_FEATURE_FLAGS"
 
 build_qemu() {
 	step "QEMU build (minimal x86_64 with the pagoda device; first build about 7 minutes)"
 	"$PAGODA_ROOT/scripts/overlay.sh" "$QEMU_SRC"
 	qemu_configure "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-configure.log" "$QEMU_FLAGS"
-	qemu_ninja "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-build.log" \
-		qemu-system-x86_64 tests/qtest/qos-test tests/qtest/pagoda-bench
+	local targets="qemu-system-x86_64 tests/qtest/qos-test tests/qtest/pagoda-bench"
+	[ -f "$PAGODA_ROOT/tests/qtest/$FUZZ_REPRO_TEST.c" ] &&
+		targets="$targets tests/qtest/$FUZZ_REPRO_TEST"
+	qemu_ninja "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-build.log" $targets
 	bundle_firmware "$QEMU_BUILD"
 	info "$QEMU_BIN ready"
 }
