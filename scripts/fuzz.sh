@@ -178,7 +178,8 @@ fuzz_one() {
 	local name=$1 corpus=$WORK/corpus-$1 log=$FUZZ/logs/$TARGET-$1.log last
 	step "$TARGET on $name for ${SECONDS_EACH}s: ${CONFIGS[$name]}"
 	mkdir -p "$corpus"
-	local extra=()
+	# pagoda-fuzz reads structures: inputs of any length from the start
+	local extra=(-len_control=0)
 	[ "$TARGET" = generic-fuzz ] &&
 		extra=(-use_value_profile=1 -dict="$FUZZ/pagoda.dict")
 	run_fuzzer "$name" -fork="$JOBS" -ignore_crashes=1 -ignore_timeouts=1 \
