@@ -10,10 +10,12 @@
  * entries naming every segment), a GART, host-aperture accesses, rings on
  * both engines with entries of every flag, command buffers of every
  * opcode, display programming and flips, resets, context resumes, MSI-X
- * on or off, and clock steps. Numbers come from the input through pickers
- * that favour the boundaries the device checks (segment ends, table ends,
- * 2^48 and the VA width, page-list and length limits); each picker leaves
- * a fraction of values raw, so invalid programs stay reachable.
+ * on or off, clock steps, and migrations of the device onto itself
+ * (sometimes from a damaged stream). Numbers come from the input through
+ * pickers that favour the boundaries the device checks (segment ends,
+ * table ends, 2^48 and the VA width, page-list and length limits); one
+ * structure in eight has fields left raw, so invalid programs stay
+ * reachable.
  *
  * The device configuration comes from PAGODA_FUZZ_DEVICE (properties of
  * -device pagoda); the device's geometry (MMU levels, segment sizes, host
@@ -25,12 +27,17 @@
 #include "qemu/osdep.h"
 #include "qemu/bswap.h"
 #include "ui/console.h"
+#include "hw/qdev-core.h"
+#include "io/channel-buffer.h"
+#include "migration/vmstate.h"
+#include "../migration/qemu-file.h"
 #include "tests/qtest/libqtest.h"
 #include "tests/qtest/libqos/pci-pc.h"
 #include "standard-headers/linux/pci_regs.h"
 #include "fuzz.h"
 #include "pagoda/pagoda_hw.h"
 
+#define TYPE_PAGODA_FUZZ        "pagoda"
 #define FUZZ_DEVFN              QPCI_DEVFN(4, 0)
 /* Guest RAM the programs are built in (the machine has 64 MiB). */
 #define ARENA_BASE              (16 * MiB)
@@ -505,7 +512,8 @@ static const struct {
     { PAGODA_REG_ENGINE(0), PAGODA_REG_ENGINE(0) + PAGODA_ENG_CAPS },
     { PAGODA_REG_ENGINE(1), PAGODA_REG_ENGINE(1) + PAGODA_ENG_CAPS },
     { PAGODA_REG_DISP_MAX_WIDTH, PAGODA_REG_DISP_ACTIVE_SURFACE_HI },
-    { PAGODA_REG_DISP_MODE(0), PAGODA_REG_DISP_MODE(PAGODA_DISP_MAX_MODES - 1) },
+    { PAGODA_REG_DISP_MODE(0),
+      PAGODA_REG_DISP_MODE(PAGODA_DISP_MAX_MODES - 1) },
 };
 
 /* A register: one the device defines, or any offset of the BAR. */
@@ -840,6 +848,70 @@ static void act_display(FuzzState *st)
     rd(st, PAGODA_REG_DISP_STATUS);
     /* the console reads the surface as a display would */
     graphic_hw_update(qemu_console_lookup_by_index(0));
+}
+
+static void run_engines(FuzzState *st);
+
+/* The device's migration state, saved in-process as savevm would. */
+static uint8_t *device_save(DeviceState *dev, size_t *len)
+{
+    QIOChannelBuffer *bioc = qio_channel_buffer_new(65536);
+    QEMUFile *f = qemu_file_new_output(QIO_CHANNEL(bioc));
+    uint8_t *data;
+
+    g_assert(vmstate_save_state(f, DEVICE_GET_CLASS(dev)->vmsd, dev,
+                                NULL) == 0);
+    g_assert(qemu_fflush(f) == 0);
+    /* closing the file closes the channel, which frees its buffer */
+    *len = bioc->usage;
+    data = g_memdup2(bioc->data, bioc->usage);
+    qemu_fclose(f);
+    object_unref(OBJECT(bioc));
+    return data;
+}
+
+static int device_load(DeviceState *dev, const uint8_t *data, size_t len)
+{
+    const VMStateDescription *vmsd = DEVICE_GET_CLASS(dev)->vmsd;
+    QIOChannelBuffer *bioc = qio_channel_buffer_new(len);
+    QEMUFile *f;
+    int ret;
+
+    memcpy(bioc->data, data, len);
+    bioc->usage = len;
+    f = qemu_file_new_input(QIO_CHANNEL(bioc));
+    ret = vmstate_load_state(f, vmsd, dev, vmsd->version_id);
+    qemu_fclose(f);
+    object_unref(OBJECT(bioc));
+    return ret;
+}
+
+/*
+ * Migrate the device onto itself: save its state, load it back, as an
+ * incoming migration would, the pending work going on from there. The
+ * stream is sometimes damaged first (bytes overwritten from the input), so
+ * that post_load's checks of an untrusted stream are exercised; a load the
+ * checks refuse fails the migration, and the saved state is loaded again
+ * (QEMU would have stopped: the machine must not run on a half-loaded
+ * device).
+ */
+static void act_migrate(FuzzState *st)
+{
+    Object *obj = object_resolve_path_type("", TYPE_PAGODA_FUZZ, NULL);
+    uint8_t raw = in_raw_mask(st);
+    g_autofree uint8_t *saved = NULL, *stream = NULL;
+    size_t len;
+
+    g_assert(obj);
+    saved = device_save(DEVICE(obj), &len);
+    stream = g_memdup2(saved, len);
+    for (unsigned i = 0; raw && i < 1 + raw % 8 && len; i++) {
+        stream[in_u32(st) % len] = in_u8(st);
+    }
+    if (device_load(DEVICE(obj), stream, len) < 0) {
+        g_assert(device_load(DEVICE(obj), saved, len) == 0);
+    }
+    run_engines(st);
 }
 
 /* ---- Command buffers -------------------------------------------------- */
@@ -1224,7 +1296,7 @@ enum {
     ACT_SUBMIT, ACT_SUBMIT2, ACT_MAP, ACT_MAP2, ACT_ROOT, ACT_GART,
     ACT_REG_WRITE, ACT_REG_READ, ACT_HOST_APERTURE, ACT_VRAM, ACT_POKE,
     ACT_RESET, ACT_FAULTS, ACT_INTERRUPTS, ACT_CLOCK, ACT_DISPLAY, ACT_RUN,
-    ACT_COUNT
+    ACT_MIGRATE, ACT_COUNT
 };
 
 /* Enable the function and map its BARs (addresses repeat every input). */
@@ -1309,6 +1381,9 @@ static void pagoda_fuzz(QTestState *s, const unsigned char *data, size_t size)
             break;
         case ACT_DISPLAY:
             act_display(&st);
+            break;
+        case ACT_MIGRATE:
+            act_migrate(&st);
             break;
         case ACT_RUN:
             wr(&st, PAGODA_REG_ENGINE(in_u8(&st) & 1) + PAGODA_ENG_DOORBELL, 1);
