@@ -1,25 +1,27 @@
 #!/usr/bin/env bash
-# Fuzzing campaign against the Pagoda GPU. Builds QEMU's fuzz targets
-# (libFuzzer, with ASan and UBSan) in their own build directory, then fuzzes
-# the device in each configuration its properties allow: MMU levels 2, 3
-# and 4, segment pages of 4 KiB and 64 KiB, tiny and default segment sizes
-# (12 configurations). The default target, pagoda-fuzz
+# Fuzzing campaign against the Pagoda GPU. Builds QEMU's fuzz targets twice
+# in their own build directories: with libFuzzer, ASan and UBSan to fuzz,
+# and with clang's source-based coverage to measure. Then fuzzes the device
+# in each configuration its properties allow: MMU levels 2, 3 and 4,
+# segment pages of 4 KiB and 64 KiB, tiny and default segment sizes (12
+# configurations). The default target, pagoda-fuzz
 # (tests/qtest/fuzz/pagoda_fuzz.c), turns each input into a device program:
 # page tables, GART, rings, command buffers of every opcode, display flips,
-# resets. generic-fuzz (QEMU's register and DMA fuzzer, started from the
-# seeds of scripts/fuzz-seeds.py) can be chosen instead.
+# resets, migrations. generic-fuzz (QEMU's register and DMA fuzzer, started
+# from the seeds of scripts/fuzz-seeds.py) can be chosen instead.
 #
 # For each configuration: fuzz for the given time (a child process fuzzes,
-# so the run goes on after a finding), then replay the corpus once to
-# measure edge coverage per device file, and once more with leak checks.
-# The summary gives executions, corpus size, findings and coverage; each
-# finding is minimised and turned into a qtest (scripts/fuzz-reproducer.py)
-# in tests/qtest/pagoda-fuzz-repro-test.c.
+# so the run goes on after a finding), then replay the corpus in the
+# coverage build (lines and branches per device file:
+# scripts/fuzz-coverage.py), and once more with leak checks. The summary
+# gives executions and coverage per configuration; each finding is
+# minimised and turned into a qtest (scripts/fuzz-reproducer.py) in
+# tests/qtest/pagoda-fuzz-repro-test.c.
 #
 # Everything is kept in $PAGODA_CACHE/fuzz: <target>/corpus-<config>/
 # grows from run to run, findings/ holds crash-*, timeout-*, leak-* and
-# oom-* inputs, logs/ the libFuzzer output, coverage-<config>.txt the
-# per-file figures of the last run.
+# oom-* inputs, logs/ the libFuzzer output, coverage-<target>-<config>.txt
+# the per-file figures of the last run.
 #   usage: scripts/fuzz.sh [--seconds N] [--target pagoda-fuzz|generic-fuzz]
 #                          [--jobs N] [CONFIG...]
 #   --seconds N   fuzzing time per configuration (default 1800)
@@ -49,6 +51,9 @@ pagoda-fuzz|generic-fuzz) ;;
 esac
 
 BUILD=$PAGODA_CACHE/qemu-build-fuzz
+# The same fuzz targets with clang's source-based coverage and no
+# sanitizers: the corpus is replayed there to count lines and branches.
+COV_BUILD=$PAGODA_CACHE/qemu-build-fuzz-cov
 FUZZ=$PAGODA_CACHE/fuzz
 WORK=$FUZZ/$TARGET
 PACKAGES="clang libclang-rt-14-dev llvm"
@@ -112,6 +117,16 @@ $QEMU_FEATURE_FLAGS --enable-fuzzing --enable-asan --enable-ubsan"
 	qemu_ninja "$BUILD" "$PAGODA_CACHE/logs/fuzz-build.log" qemu-fuzz-x86_64
 	bundle_firmware "$BUILD"
 	info "$BUILD/qemu-fuzz-x86_64 ready"
+	step "QEMU fuzz targets with source-based coverage (first build about 15 minutes)"
+	qemu_configure "$COV_BUILD" "$PAGODA_CACHE/logs/fuzz-cov-configure.log" \
+		"--python=/usr/bin/python3 --cc=/usr/lib/ccache/clang
+--cxx=/usr/lib/ccache/clang++ --host-cc=/usr/lib/ccache/clang
+$QEMU_FEATURE_FLAGS --enable-fuzzing
+--extra-cflags=-fprofile-instr-generate --extra-cflags=-fcoverage-mapping
+--extra-ldflags=-fprofile-instr-generate"
+	qemu_ninja "$COV_BUILD" "$PAGODA_CACHE/logs/fuzz-cov-build.log" qemu-fuzz-x86_64
+	bundle_firmware "$COV_BUILD"
+	info "$COV_BUILD/qemu-fuzz-x86_64 ready"
 }
 
 # fuzz_env NAME: the environment that selects configuration NAME, as
@@ -125,10 +140,11 @@ fuzz_env() {
 	fi
 }
 
-# run_fuzzer NAME ARGS...: the target on configuration NAME.
+# run_fuzzer NAME ARGS...: the target on configuration NAME (the binary
+# of RUN_BUILD, by default the sanitizer build).
 run_fuzzer() {
 	local name=$1 var; shift
-	(cd "$BUILD" &&
+	(cd "${RUN_BUILD:-$BUILD}" &&
 	 while IFS= read -r var; do export "$var"; done < <(fuzz_env "$name") &&
 	 ./qemu-fuzz-x86_64 --fuzz-target="$TARGET" -timeout=60 \
 		-rss_limit_mb=4096 -artifact_prefix="$FUZZ/findings/$TARGET-$name-" "$@")
@@ -141,46 +157,26 @@ corpus_dirs() {
 	return 0
 }
 
-declare -A EXECS COVERED TOTAL REACHABLE
+declare -A EXECS COVERED REACHABLE
 
-# coverage NAME: replay the corpus of NAME with libFuzzer's coverage report
-# and sum the edges of each device file (hw/display/pagoda/).
+# coverage NAME: replay the corpus of NAME in the coverage build and report
+# lines and branches per device file (scripts/fuzz-coverage.py).
 coverage() {
-	local name=$1 log=$FUZZ/logs/$TARGET-$name-coverage.log
-	local out=$FUZZ/coverage-$TARGET-$name.txt
-	run_fuzzer "$name" -runs=0 -print_coverage=1 $(corpus_dirs "$name") \
-		>"$log" 2>&1 || true
-	python3 - "$log" >"$out" <<-'EOF'
-	import re, sys, collections
-	# Functions that run only while QEMU starts or stops (realize, class
-	# and type registration, property checks, the mode list): no input
-	# reaches them, since libFuzzer counts coverage per input.
-	startup = re.compile(r'(realize|class_init|check_properties|register_types|add_mode)')
-	cov = collections.defaultdict(lambda: [0, 0])
-	skipped = 0
-	pat = re.compile(r'^(?:UN)?COVERED_FUNC: hits: \d+ edges: (\d+)/(\d+) (\S+) (\S+):\d+')
-	for line in open(sys.argv[1], errors='replace'):
-	    m = pat.match(line)
-	    if not m or '/hw/display/pagoda/' not in m.group(4):
-	        continue
-	    f = m.group(4).split('/hw/display/pagoda/')[1]
-	    cov[f][0] += int(m.group(1))
-	    cov[f][1] += int(m.group(2))
-	    if startup.search(m.group(3)):
-	        skipped += int(m.group(2)) - int(m.group(1))
-	done = sum(c[0] for c in cov.values())
-	total = sum(c[1] for c in cov.values())
-	for f in sorted(cov):
-	    c = cov[f]
-	    print(f"{f:22} {c[0]:5}/{c[1]:<5} {100 * c[0] / max(c[1], 1):5.1f}%")
-	print(f"{'device':22} {done:5}/{total:<5} {100 * done / max(total, 1):5.1f}%")
-	print(f"{'reachable':22} {done:5}/{total - skipped:<5} "
-	      f"{100 * done / max(total - skipped, 1):5.1f}%  (without {skipped} start-up edges)")
-	EOF
-	COVERED[$name]=$(awk '/^device/ { split($2, a, "/"); print a[1] }' "$out")
-	TOTAL[$name]=$(awk '/^device/ { split($2, a, "/"); print a[2] }' "$out")
-	REACHABLE[$name]=$(awk '/^reachable/ { split($2, a, "/"); print a[2] }' "$out")
-	sed 's/^/    /' "$out"
+	local name=$1 dir=$FUZZ/profile-$TARGET-$1
+	local out=$FUZZ/coverage-$TARGET-$name.txt line
+	rm -rf "$dir" && mkdir -p "$dir"
+	LLVM_PROFILE_FILE="$dir/%p.profraw" RUN_BUILD=$COV_BUILD run_fuzzer "$name" \
+		-runs=0 $(corpus_dirs "$name") >"$FUZZ/logs/$TARGET-$name-coverage.log" 2>&1 || true
+	llvm-profdata-14 merge -sparse -o "$dir/merged.profdata" "$dir"/*.profraw
+	llvm-cov-14 export "$COV_BUILD/qemu-fuzz-x86_64" -instr-profile="$dir/merged.profdata" \
+		"$(qemu_source_dir)"/hw/display/pagoda/*.c >"$dir/export.json"
+	python3 "$PAGODA_ROOT/scripts/fuzz-coverage.py" "$dir/export.json" >"$out"
+	line=$(grep '^reachable ' "$out" | tail -n 1)
+	set -- $line
+	COVERED[$name]=$2
+	REACHABLE[$name]=$3
+	grep -v '^reachable [0-9]* [0-9]*$' "$out" | sed 's/^/    /'
+	rm -f "$dir"/*.profraw
 }
 
 # fuzz_one NAME: fuzz configuration NAME for SECONDS_EACH seconds, measure
@@ -201,7 +197,7 @@ fuzz_one() {
 	EXECS[$name]=$(echo "${last:-#0:}" | sed 's/^#\([0-9]*\):.*/\1/')
 	info "${last:-no statistics: see $log}"
 	info "corpus: $(ls "$corpus" | wc -l) inputs in $corpus"
-	info "edge coverage of the corpus, per device file:"
+	info "coverage of the corpus, per device file:"
 	coverage "$name"
 	info "leak check of the corpus"
 	# stops at the first leak, which it saves in findings/ as leak-*
@@ -241,16 +237,14 @@ reproduce() {
 }
 
 report() {
-	local found f name execs=0 covered total reachable
+	local found f name execs=0 covered reachable
 	echo
 	echo "==> summary ($TARGET, ${SECONDS_EACH}s per configuration)"
 	for name in "${CONFIG_NAMES[@]}"; do
 		covered=${COVERED[$name]:-0}
-		total=${TOTAL[$name]:-0}
 		reachable=${REACHABLE[$name]:-0}
-		printf '    %-16s %10s executions, device edges %5s/%-5s (%s%%), of the reachable %s%%\n' \
-			"$name" "${EXECS[$name]:-0}" "$covered" "$total" \
-			"$(awk -v c="$covered" -v t="$total" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }')" \
+		printf '    %-16s %10s executions, reachable branch outcomes %5s/%-5s (%s%%)\n' \
+			"$name" "${EXECS[$name]:-0}" "$covered" "$reachable" \
 			"$(awk -v c="$covered" -v t="$reachable" 'BEGIN { printf "%.1f", t ? 100 * c / t : 0 }')"
 		execs=$((execs + ${EXECS[$name]:-0}))
 	done

@@ -95,6 +95,7 @@ typedef struct FuzzState {
     uint64_t fence[PAGODA_NUM_ENGINES];
     uint32_t gart_entries;
     FuzzSpace space[MAX_SPACES];
+    unsigned engine;            /* of the buffer being generated */
     FuzzInput in;
 } FuzzState;
 
@@ -665,14 +666,16 @@ static void act_map(FuzzState *st)
     }
 }
 
-static void act_gart(FuzzState *st)
+/*
+ * Program the GART: a table for @entries entries in the arena (zeroed), the
+ * first ones mapping arena pages, some invalid or raw.
+ */
+static void gart_setup(FuzzState *st, uint32_t entries, bool raw_base)
 {
     uint32_t max = fdev.seg_size[PAGODA_SEG_APERTURE] / PAGODA_GART_PAGE_SIZE;
-    uint8_t b = in_u8(st);
-    uint32_t entries = b & 1 ? max : pick_count(st, max);
-    unsigned n = MIN(entries, 64);
     uint64_t table[64] = { 0 };
-    uint64_t base;
+    unsigned n = MIN(entries, ARRAY_SIZE(table));
+    uint64_t base = arena_alloc(st, (uint64_t)MIN(entries, max) * 8);
 
     for (unsigned i = 0; i < n; i++) {
         uint8_t k = in_u8(st);
@@ -680,11 +683,19 @@ static void act_gart(FuzzState *st)
         table[i] = k < 0xc0 ? arena_alloc(st, 4096) | PAGODA_GART_VALID :
                    k < 0xe0 ? 0 : in_u64(st);
     }
-    base = arena_put(st, table, sizeof(table));
-    wr64(st, PAGODA_REG_GART_BASE_LO, b & 2 ? pick_paddr(st) :
+    qtest_memwrite(st->qts, base, table, n * sizeof(uint64_t));
+    wr64(st, PAGODA_REG_GART_BASE_LO, raw_base ? pick_paddr(st) :
          PAGODA_PADDR(PAGODA_SEG_SYSTEM, base));
     wr(st, PAGODA_REG_GART_ENTRIES, entries);
     st->gart_entries = entries;
+}
+
+static void act_gart(FuzzState *st)
+{
+    uint32_t max = fdev.seg_size[PAGODA_SEG_APERTURE] / PAGODA_GART_PAGE_SIZE;
+    uint8_t b = in_u8(st);
+
+    gart_setup(st, b & 1 ? max : pick_count(st, max), b & 2);
 }
 
 /* CPU access to a BAR: the host aperture or VRAM. */
@@ -746,6 +757,8 @@ static void act_reset(FuzzState *st)
     case 2:
         wr(st, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
         memset(st->ring_size, 0, sizeof(st->ring_size));
+        st->gart_entries = 0;
+        memset(st->space, 0, sizeof(st->space));
         break;
     default:
         wr(st, PAGODA_REG_RESET, in_u32(st));
@@ -1003,18 +1016,34 @@ static void header(Cmds *c, uint32_t op, uint32_t flags, uint32_t dwords)
 static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
                         Cmds *c)
 {
-    static const uint8_t ops[] = {
-        PAGODA_CMD_NOP, PAGODA_CMD_SIGNAL_FENCE, PAGODA_CMD_WAIT_FENCE,
-        PAGODA_CMD_TRANSFER, PAGODA_CMD_FILL, PAGODA_CMD_VIRTUAL_TRANSFER,
-        PAGODA_CMD_VIRTUAL_FILL, PAGODA_CMD_UPDATE_PAGE_TABLE,
-        PAGODA_CMD_COPY_PTES, PAGODA_CMD_FLUSH_TLB, PAGODA_CMD_MAP_APERTURE,
-        PAGODA_CMD_UNMAP_APERTURE, PAGODA_CMD_MAP_HOST_APERTURE,
-        PAGODA_CMD_UNMAP_HOST_APERTURE, PAGODA_CMD_COPY, PAGODA_CMD_FILL32,
-        PAGODA_CMD_WRITE_IMM, PAGODA_CMD_CRC32, PAGODA_CMD_JUMP,
-        PAGODA_CMD_CALL,
+    /* the engine's own commands first, then the other's */
+    static const uint8_t ops[PAGODA_NUM_ENGINES][20] = {
+        [PAGODA_ENGINE_PAGING] = {
+            PAGODA_CMD_NOP, PAGODA_CMD_SIGNAL_FENCE, PAGODA_CMD_WAIT_FENCE,
+            PAGODA_CMD_TRANSFER, PAGODA_CMD_FILL, PAGODA_CMD_VIRTUAL_TRANSFER,
+            PAGODA_CMD_VIRTUAL_FILL, PAGODA_CMD_UPDATE_PAGE_TABLE,
+            PAGODA_CMD_COPY_PTES, PAGODA_CMD_FLUSH_TLB,
+            PAGODA_CMD_MAP_APERTURE, PAGODA_CMD_UNMAP_APERTURE,
+            PAGODA_CMD_MAP_HOST_APERTURE, PAGODA_CMD_UNMAP_HOST_APERTURE,
+            PAGODA_CMD_COPY, PAGODA_CMD_FILL32, PAGODA_CMD_WRITE_IMM,
+            PAGODA_CMD_CRC32, PAGODA_CMD_JUMP, PAGODA_CMD_CALL,
+        },
+        [PAGODA_ENGINE_RENDER] = {
+            PAGODA_CMD_NOP, PAGODA_CMD_SIGNAL_FENCE, PAGODA_CMD_WAIT_FENCE,
+            PAGODA_CMD_COPY, PAGODA_CMD_FILL32, PAGODA_CMD_WRITE_IMM,
+            PAGODA_CMD_CRC32, PAGODA_CMD_JUMP, PAGODA_CMD_CALL,
+            PAGODA_CMD_TRANSFER, PAGODA_CMD_FILL, PAGODA_CMD_VIRTUAL_TRANSFER,
+            PAGODA_CMD_VIRTUAL_FILL, PAGODA_CMD_UPDATE_PAGE_TABLE,
+            PAGODA_CMD_COPY_PTES, PAGODA_CMD_FLUSH_TLB,
+            PAGODA_CMD_MAP_APERTURE, PAGODA_CMD_UNMAP_APERTURE,
+            PAGODA_CMD_MAP_HOST_APERTURE, PAGODA_CMD_UNMAP_HOST_APERTURE,
+        },
     };
+    static const unsigned own[PAGODA_NUM_ENGINES] = { 14, 9 };
     uint8_t sel = in_u8(st), fl = in_u8(st), raw = in_raw_mask(st);
-    uint32_t op = sel < 0xf0 ? ops[sel % ARRAY_SIZE(ops)] : in_u8(st);
+    uint32_t op = sel >= 0xf0 ? in_u8(st) :
+                  sel >= 0xe0 ? ops[st->engine][sel % 20] :
+                  ops[st->engine][sel % own[st->engine]];
     /* mostly the flags the command knows, sometimes any */
     uint32_t flags = (fl & 0xe0) == 0xe0 ? fl : fl & 7;
     unsigned start = c->dw->len, n, i;
@@ -1084,7 +1113,7 @@ static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
         uint32_t count = pick_count(st, entries);
 
         n = flags & PAGODA_UPT_REPEAT ? 1 : MIN(count, MAX_LIST);
-        header(c, op, flags, 6 + 2 * n + (in_u8(st) == 0xff));
+        header(c, op, flags, 6 + 2 * n + !!(raw & 0x10));
         put32(c, level);
         put64(c, tsp->valid && in_u8(st) & 1 ?
               entry_for(st, tsp, pick_va(st, tsp), MIN(level, fdev.levels - 1),
@@ -1116,6 +1145,10 @@ static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
         break;
     case PAGODA_CMD_MAP_APERTURE:
     case PAGODA_CMD_UNMAP_APERTURE:
+        if (!st->gart_entries) {
+            gart_setup(st, fdev.seg_size[PAGODA_SEG_APERTURE] /
+                       PAGODA_GART_PAGE_SIZE, false);
+        }
         n = pick_count(st, MAX_LIST);
         header(c, op, flags, op == PAGODA_CMD_UNMAP_APERTURE ? 4 :
                4 + 2 * MIN(n, MAX_LIST));
@@ -1158,7 +1191,7 @@ static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
     case PAGODA_CMD_WRITE_IMM:
         n = in_u8(st) % 8;
         header(c, op, flags, 4 + n);
-        put32(c, in_u8(st) == 0xff ? in_u32(st) : n);
+        put32(c, raw & 0x10 ? in_u32(st) : n);
         put64(c, pick_addr(st, sp));
         for (i = 0; i < n; i++) {
             put32(c, in_u32(st));
@@ -1184,7 +1217,7 @@ static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
         }
         break;
     }
-    if (in_u8(st) == 0xfe) {    /* a header whose length lies */
+    if (raw & 8) {              /* a header whose length lies */
         g_array_index(c->dw, uint32_t, start) =
             PAGODA_CMD_HEADER(op, flags, in_u16(st));
     }
@@ -1244,6 +1277,7 @@ static void act_submit(FuzzState *st)
     if (!st->ring_size[e] || (b & 0x1c) == 0x1c) {
         ring_setup(st, e, raw);
     }
+    st->engine = e;
     gen_buffer(st, virtual ? sp : NULL, 0, &c);
     len = c.dw->len * 4;
     addr = arena_put(st, c.dw->data, len);
