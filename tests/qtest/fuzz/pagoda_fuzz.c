@@ -275,6 +275,22 @@ static uint64_t seg_size(uint32_t seg)
     return seg < PAGODA_NUM_SEGMENTS ? fdev.seg_size[seg] : 0;
 }
 
+static void gart_setup(FuzzState *st, uint32_t entries, bool raw_base);
+
+/*
+ * A system address that is not plain RAM: ROM, holes, the local APIC, the
+ * device's own BARs, the end of RAM.
+ */
+static uint64_t pick_special(FuzzState *st, uint64_t small)
+{
+    const uint64_t addrs[] = {
+        0xa0000, 0xf0000, 0xfffc0000, 0xfee00000, st->mmio, st->vram,
+        st->host_ap, 64 * MiB - 4096, 64 * MiB,
+    };
+
+    return addrs[small % ARRAY_SIZE(addrs)] + (small >> 8 & 0xff0);
+}
+
 /* An offset in segment @seg: valid memory, its end, past it, or raw. */
 static uint64_t pick_offset(FuzzState *st, uint32_t seg)
 {
@@ -288,6 +304,15 @@ static uint64_t pick_offset(FuzzState *st, uint32_t seg)
         if (seg == PAGODA_SEG_SYSTEM) {
             return arena_alloc(st, 4096) + (small & 0xffc);
         }
+        if (seg == PAGODA_SEG_APERTURE) {
+            /* an aperture address is meant to go through a GART */
+            if (!st->gart_entries) {
+                gart_setup(st, size / PAGODA_GART_PAGE_SIZE, false);
+            }
+            /* mostly within the entries gart_setup() filled */
+            return (small % MAX(MIN(st->gart_entries, 64u), 1u)) *
+                   PAGODA_GART_PAGE_SIZE + (mode >> 4) * 4;
+        }
         return size ? (small * 4096) % size : small;
     case 2:     /* the last pages of the segment */
         return size - 4096 * (1 + (small & 15)) + (mode >> 4) * 4;
@@ -298,7 +323,8 @@ static uint64_t pick_offset(FuzzState *st, uint32_t seg)
     case 5:
         return PAGODA_MASK64(47, 0) - (small & 0xfff);
     case 6:
-        return small & 0xfffc;
+        return seg == PAGODA_SEG_SYSTEM ? pick_special(st, small) :
+               small & 0xfffc;
     default:
         return (small * 4096) & PAGODA_MASK64(47, 0);
     }
