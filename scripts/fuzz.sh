@@ -57,6 +57,7 @@ COV_BUILD=$PAGODA_CACHE/qemu-build-fuzz-cov
 FUZZ=$PAGODA_CACHE/fuzz
 WORK=$FUZZ/$TARGET
 PACKAGES="clang libclang-rt-14-dev llvm"
+CAMPAIGN_BIN=qemu-fuzz-x86_64-campaign
 # Tiny segments make picked addresses land near their ends more often and
 # keep the host aperture's page table small; default ones are what a guest
 # gets without properties.
@@ -107,6 +108,13 @@ packages() {
 		env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $PACKAGES
 }
 
+# campaign_copy BUILD: the binary this run uses. Fork mode starts a new
+# process for every job: a rebuild during the run must not change (or
+# half-write) the program under it.
+campaign_copy() {
+	cp -f "$1/qemu-fuzz-x86_64" "$1/$CAMPAIGN_BIN"
+}
+
 build() {
 	"$PAGODA_ROOT/scripts/setup.sh"
 	step "QEMU fuzz targets (first build about 15 minutes)"
@@ -116,6 +124,7 @@ build() {
 $QEMU_FEATURE_FLAGS --enable-fuzzing --enable-asan --enable-ubsan"
 	qemu_ninja "$BUILD" "$PAGODA_CACHE/logs/fuzz-build.log" qemu-fuzz-x86_64
 	bundle_firmware "$BUILD"
+	campaign_copy "$BUILD"
 	info "$BUILD/qemu-fuzz-x86_64 ready"
 	step "QEMU fuzz targets with source-based coverage (first build about 15 minutes)"
 	qemu_configure "$COV_BUILD" "$PAGODA_CACHE/logs/fuzz-cov-configure.log" \
@@ -126,6 +135,7 @@ $QEMU_FEATURE_FLAGS --enable-fuzzing
 --extra-ldflags=-fprofile-instr-generate"
 	qemu_ninja "$COV_BUILD" "$PAGODA_CACHE/logs/fuzz-cov-build.log" qemu-fuzz-x86_64
 	bundle_firmware "$COV_BUILD"
+	campaign_copy "$COV_BUILD"
 	info "$COV_BUILD/qemu-fuzz-x86_64 ready"
 }
 
@@ -146,7 +156,7 @@ run_fuzzer() {
 	local name=$1 var; shift
 	(cd "${RUN_BUILD:-$BUILD}" &&
 	 while IFS= read -r var; do export "$var"; done < <(fuzz_env "$name") &&
-	 ./qemu-fuzz-x86_64 --fuzz-target="$TARGET" -timeout=60 \
+	 "./$CAMPAIGN_BIN" --fuzz-target="$TARGET" -timeout=60 \
 		-rss_limit_mb=4096 -artifact_prefix="$FUZZ/findings/$TARGET-$name-" "$@")
 }
 
@@ -168,7 +178,7 @@ coverage() {
 	LLVM_PROFILE_FILE="$dir/%p.profraw" RUN_BUILD=$COV_BUILD run_fuzzer "$name" \
 		-runs=0 $(corpus_dirs "$name") >"$FUZZ/logs/$TARGET-$name-coverage.log" 2>&1 || true
 	llvm-profdata-14 merge -sparse -o "$dir/merged.profdata" "$dir"/*.profraw
-	llvm-cov-14 export "$COV_BUILD/qemu-fuzz-x86_64" -instr-profile="$dir/merged.profdata" \
+	llvm-cov-14 export "$COV_BUILD/$CAMPAIGN_BIN" -instr-profile="$dir/merged.profdata" \
 		"$(qemu_source_dir)"/hw/display/pagoda/*.c >"$dir/export.json"
 	python3 "$PAGODA_ROOT/scripts/fuzz-coverage.py" "$dir/export.json" >"$out"
 	line=$(grep '^reachable ' "$out" | tail -n 1)

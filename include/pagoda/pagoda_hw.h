@@ -320,6 +320,7 @@
 #define   PAGODA_UPT_LEAF64		PAGODA_BIT(1)	/* level-0 table holds 64 KiB pages */
 #define   PAGODA_UPT_REPEAT_INCREMENT	PAGODA_BIT(2)	/* with REPEAT: PTE address advances a page per entry */
 #define PAGODA_CMD_COPY_PTES		0x15	/* +4 count, +8 src table, +16 dst table, +24 src index, +28 dst index: 8 dwords */
+#define   PAGODA_COPY_PTES_MAX		(1u << 20)	/* count, and index + count */
 #define PAGODA_CMD_FLUSH_TLB		0x16	/* +4 context, +8 va, +16 size: 6 dwords; size 0 = whole context */
 #define   PAGODA_FLUSH_ALL_CONTEXTS	PAGODA_BIT(0)
 #define PAGODA_CMD_MAP_APERTURE		0x17	/* +4 first page, +8 count, +16 u64 system pages[count] */

@@ -295,7 +295,7 @@ static PagodaCmdResult cmd_copy_ptes(PagodaState *s, PagodaEngine *eng,
 {
     uint32_t count = u32_at(eng, 4);
     uint32_t src_idx = u32_at(eng, 24), dst_idx = u32_at(eng, 28);
-    uint32_t max = 1u << 20;
+    uint32_t max = PAGODA_COPY_PTES_MAX;
     PagodaSpan src = { .ctx = -1,
                        .addr = u64_at(eng, 8) + src_idx * sizeof(uint64_t) };
     PagodaSpan dst = { .ctx = -1,

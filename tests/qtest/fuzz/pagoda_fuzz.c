@@ -28,6 +28,8 @@
 #include "qemu/bswap.h"
 #include "ui/console.h"
 #include "hw/qdev-core.h"
+#include "hw/pci/pci_device.h"
+#include "system/runstate.h"
 #include "io/channel-buffer.h"
 #include "migration/vmstate.h"
 #include "../migration/qemu-file.h"
@@ -51,6 +53,9 @@
 /* Main-loop rounds given to the engines after a doorbell. */
 #define RUN_ROUNDS              16
 #define FRAME_NS                (17 * 1000 * 1000)
+/* PCI_PM_CTRL power states */
+#define PM_D0                   0
+#define PM_D3HOT                3
 
 /* The device as its registers describe it (read once in pre_fuzz). */
 typedef struct FuzzDevice {
@@ -87,6 +92,7 @@ typedef struct FuzzState {
     QPCIDevice *dev;
     uint64_t mmio, vram, host_ap;   /* BAR addresses */
     uint64_t vram_bar_size, host_ap_bar_size;
+    uint32_t bar_config[6];     /* the BAR registers, as mapped */
     uint64_t arena_next;
     uint64_t vram_next;
     uint64_t ring_base[PAGODA_NUM_ENGINES];
@@ -543,14 +549,20 @@ static const struct {
       PAGODA_REG_DISP_MODE(PAGODA_DISP_MAX_MODES - 1) },
 };
 
-/* A register: one the device defines, or any offset of the BAR. */
+/*
+ * A register: one the device defines, an offset just past a block of
+ * them (decoded by the block, defined by none), or any offset of the BAR.
+ */
 static uint32_t pick_reg(FuzzState *st)
 {
     uint8_t b = in_u8(st);
     unsigned i, n = in_u16(st);
 
-    if (b >= 0xe0) {
+    if (b >= 0xf0) {
         return n & (PAGODA_MMIO_SIZE - 4);
+    }
+    if (b >= 0xe0) {
+        return reg_ranges[n % ARRAY_SIZE(reg_ranges)].last + 4 * (1 + (b & 15));
     }
     for (i = 0; ; i = (i + 1) % ARRAY_SIZE(reg_ranges)) {
         unsigned regs = (reg_ranges[i].last - reg_ranges[i].first) / 4 + 1;
@@ -768,6 +780,14 @@ static void act_poke(FuzzState *st)
     }
 }
 
+/* Forget what a reset of the device dropped (rings, GART, spaces). */
+static void forget_device_state(FuzzState *st)
+{
+    memset(st->ring_size, 0, sizeof(st->ring_size));
+    st->gart_entries = 0;
+    memset(st->space, 0, sizeof(st->space));
+}
+
 static void act_reset(FuzzState *st)
 {
     uint8_t b = in_u8(st);
@@ -782,12 +802,51 @@ static void act_reset(FuzzState *st)
         break;
     case 2:
         wr(st, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
-        memset(st->ring_size, 0, sizeof(st->ring_size));
-        st->gart_entries = 0;
-        memset(st->space, 0, sizeof(st->space));
+        forget_device_state(st);
         break;
     default:
         wr(st, PAGODA_REG_RESET, in_u32(st));
+        break;
+    }
+}
+
+/*
+ * PCI configuration space: the power state (D3hot, then D0, which resets
+ * the function; its BARs and command register are then restored as a
+ * driver's resume does), memory decoding or bus mastering turned off, or a
+ * raw write anywhere.
+ */
+static void act_config(FuzzState *st)
+{
+    QPCIDevice *dev = st->dev;
+    uint8_t b = in_u8(st);
+    uint8_t pm = qpci_find_capability(dev, PCI_CAP_ID_PM, 0);
+    uint16_t cmd = PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER;
+
+    g_assert(pm);
+    switch (b % 4) {
+    case 0:
+        qpci_config_writew(dev, pm + PCI_PM_CTRL, PM_D3HOT);
+        break;
+    case 1:
+        if ((qpci_config_readw(dev, pm + PCI_PM_CTRL) &
+             PCI_PM_CTRL_STATE_MASK) == PM_D3HOT) {
+            forget_device_state(st);
+        }
+        qpci_config_writew(dev, pm + PCI_PM_CTRL, PM_D0);
+        for (unsigned i = 0; i < ARRAY_SIZE(st->bar_config); i++) {
+            qpci_config_writel(dev, PCI_BASE_ADDRESS_0 + 4 * i,
+                               st->bar_config[i]);
+        }
+        qpci_config_writew(dev, PCI_COMMAND, cmd);
+        break;
+    case 2:
+        qpci_config_writew(dev, PCI_COMMAND,
+                           cmd & ~(b & 0x40 ? PCI_COMMAND_MEMORY : 0) &
+                           ~(b & 0x80 ? PCI_COMMAND_MASTER : 0));
+        break;
+    default:
+        qpci_config_writel(dev, in_u8(st) & 0xfc, in_u32(st));
         break;
     }
 }
@@ -852,9 +911,10 @@ static void act_display(FuzzState *st)
     static const uint32_t formats[] = {
         PAGODA_DISP_FORMAT_XRGB8888, PAGODA_DISP_FORMAT_RGB565,
     };
+    QemuConsole *con = qemu_console_lookup_by_index(0);
     uint8_t b = in_u8(st);
-    uint32_t w, h, bpp, fmt;
-    uint64_t surface;
+    uint32_t w, h, bpp, fmt, stride, line;
+    uint64_t surface, at;
 
     fmt = b & 0x80 ? in_u32(st) : formats[b & 1];
     bpp = fmt == PAGODA_DISP_FORMAT_RGB565 ? 2 : 4;
@@ -878,28 +938,39 @@ static void act_display(FuzzState *st)
     wr64(st, PAGODA_REG_DISP_SURFACE_LO, surface);
     wr(st, PAGODA_REG_DISP_WIDTH, w);
     wr(st, PAGODA_REG_DISP_HEIGHT, h);
-    wr(st, PAGODA_REG_DISP_STRIDE, b & 0x10 ? in_u32(st) :
-       ROUND_UP(w * bpp, 4) + 4 * (b >> 5 & 1));
+    stride = b & 0x10 ? in_u32(st) : ROUND_UP(w * bpp, 4) + 4 * (b >> 5 & 1);
+    wr(st, PAGODA_REG_DISP_STRIDE, stride);
     wr(st, PAGODA_REG_DISP_FORMAT, fmt);
     wr(st, PAGODA_REG_DISP_CONTROL, b & 0x40 ? 0 : PAGODA_DISP_CONTROL_ENABLE);
     wr(st, PAGODA_REG_DISP_FLIP, 1);
     qtest_clock_step(st->qts, FRAME_NS);
     rd(st, PAGODA_REG_DISP_STATUS);
     /* the console reads the surface as a display would */
-    graphic_hw_update(qemu_console_lookup_by_index(0));
+    graphic_hw_update(con);
+    /* then again, unchanged or with one line written through BAR2 */
+    b = in_u8(st);
+    line = in_u16(st);
+    at = PAGODA_PADDR_OFFSET(surface) + (uint64_t)line * stride;
+    if (b & 1 && PAGODA_PADDR_SEG(surface) == PAGODA_SEG_VRAM &&
+        at < st->vram_bar_size - 4) {
+        qtest_writel(st->qts, st->vram + at, in_u32(st));
+    }
+    if (b & 3) {
+        graphic_hw_update(con);
+    }
 }
 
 static void run_engines(FuzzState *st);
 
-/* The device's migration state, saved in-process as savevm would. */
-static uint8_t *device_save(DeviceState *dev, size_t *len)
+/* Migration state of @opaque, saved in-process as savevm would. */
+static uint8_t *state_save(const VMStateDescription *vmsd, void *opaque,
+                           size_t *len)
 {
     QIOChannelBuffer *bioc = qio_channel_buffer_new(65536);
     QEMUFile *f = qemu_file_new_output(QIO_CHANNEL(bioc));
     uint8_t *data;
 
-    g_assert(vmstate_save_state(f, DEVICE_GET_CLASS(dev)->vmsd, dev,
-                                NULL) == 0);
+    g_assert(vmstate_save_state(f, vmsd, opaque, NULL) == 0);
     g_assert(qemu_fflush(f) == 0);
     /* closing the file closes the channel, which frees its buffer */
     *len = bioc->usage;
@@ -907,6 +978,11 @@ static uint8_t *device_save(DeviceState *dev, size_t *len)
     qemu_fclose(f);
     object_unref(OBJECT(bioc));
     return data;
+}
+
+static uint8_t *device_save(DeviceState *dev, size_t *len)
+{
+    return state_save(DEVICE_GET_CLASS(dev)->vmsd, dev, len);
 }
 
 static int device_load(DeviceState *dev, const uint8_t *data, size_t len)
@@ -926,30 +1002,47 @@ static int device_load(DeviceState *dev, const uint8_t *data, size_t len)
 }
 
 /*
- * Migrate the device onto itself: save its state, load it back, as an
- * incoming migration would, the pending work going on from there. The
- * stream is sometimes damaged first (bytes overwritten from the input), so
- * that post_load's checks of an untrusted stream are exercised; a load the
- * checks refuse fails the migration, and the saved state is loaded again
- * (QEMU would have stopped: the machine must not run on a half-loaded
- * device).
+ * Migrate the device onto itself: stop the VM (pending work must wait, the
+ * main loop runs meanwhile), save its state, load it back as an incoming
+ * migration would, run again, the pending work going on from there. The
+ * stream is sometimes damaged first (bytes or big-endian words overwritten
+ * from the input), so that post_load's checks of an untrusted stream are
+ * exercised; a load the checks refuse fails the migration, and the saved
+ * state is loaded again (QEMU would have stopped: the machine must not run
+ * on a half-loaded device). The PCI core's part of the stream (config
+ * space) is left intact: a load that fails there leaves the function
+ * refusing any later load, where QEMU would have exited.
  */
 static void act_migrate(FuzzState *st)
 {
     Object *obj = object_resolve_path_type("", TYPE_PAGODA_FUZZ, NULL);
     uint8_t raw = in_raw_mask(st);
-    g_autofree uint8_t *saved = NULL, *stream = NULL;
-    size_t len;
+    g_autofree uint8_t *saved = NULL, *stream = NULL, *pci = NULL;
+    size_t len, pci_len;
 
     g_assert(obj);
+    pci = state_save(&vmstate_pci_device, PCI_DEVICE(obj), &pci_len);
+    vm_stop(RUN_STATE_PAUSED);
+    flush_events(st->qts);
     saved = device_save(DEVICE(obj), &len);
     stream = g_memdup2(saved, len);
-    for (unsigned i = 0; raw && i < 1 + raw % 8 && len; i++) {
-        stream[in_u32(st) % len] = in_u8(st);
+    g_assert(len >= pci_len + 4);
+    for (unsigned i = 0; raw && i < 1 + raw % 8; i++) {
+        size_t at = pci_len + in_u32(st) % (len - pci_len - 3);
+        uint8_t k = in_u8(st);
+
+        if (k & 1) {
+            stream[at] = in_u8(st);
+        } else {
+            /* a counter or index a check must catch: the top, or beyond */
+            stl_be_p(stream + at, k & 2 ? UINT32_MAX - (k >> 2) :
+                     (1u << (k >> 3)) + (k >> 2 & 1));
+        }
     }
     if (device_load(DEVICE(obj), stream, len) < 0) {
         g_assert(device_load(DEVICE(obj), saved, len) == 0);
     }
+    vm_start();
     run_engines(st);
 }
 
@@ -1038,6 +1131,27 @@ static void header(Cmds *c, uint32_t op, uint32_t flags, uint32_t dwords)
     put32(c, PAGODA_CMD_HEADER(op, flags, dwords));
 }
 
+/* The flags command @op knows: any other makes it malformed. */
+static uint32_t known_flags(uint32_t op)
+{
+    switch (op) {
+    case PAGODA_CMD_SIGNAL_FENCE:
+        return PAGODA_SIGNAL_INTERRUPT;
+    case PAGODA_CMD_TRANSFER:
+        return PAGODA_TRANSFER_SRC_LIST | PAGODA_TRANSFER_DST_LIST;
+    case PAGODA_CMD_VIRTUAL_TRANSFER:
+    case PAGODA_CMD_VIRTUAL_FILL:
+        return PAGODA_VIRTUAL_64K;
+    case PAGODA_CMD_UPDATE_PAGE_TABLE:
+        return PAGODA_UPT_REPEAT | PAGODA_UPT_LEAF64 |
+               PAGODA_UPT_REPEAT_INCREMENT;
+    case PAGODA_CMD_FLUSH_TLB:
+        return PAGODA_FLUSH_ALL_CONTEXTS;
+    default:
+        return 0;
+    }
+}
+
 /* One command of any opcode, with operands from the pickers. */
 static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
                         Cmds *c)
@@ -1071,7 +1185,7 @@ static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
                   sel >= 0xe0 ? ops[st->engine][sel % 20] :
                   ops[st->engine][sel % own[st->engine]];
     /* mostly the flags the command knows, sometimes any */
-    uint32_t flags = (fl & 0xe0) == 0xe0 ? fl : fl & 7;
+    uint32_t flags = (fl & 0xe0) == 0xe0 ? fl : fl & known_flags(op);
     unsigned start = c->dw->len, n, i;
     uint32_t len;
     uint64_t target;
@@ -1156,12 +1270,16 @@ static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
         break;
     }
     case PAGODA_CMD_COPY_PTES:
+        n = pick_count(st, PAGODA_COPY_PTES_MAX);
         header(c, op, flags, 8);
-        put32(c, in_u8(st) & 1 ? in_u32(st) : 1 + in_u16(st));
+        put32(c, n);
         put64(c, pick_paddr(st));
         put64(c, pick_paddr(st));
-        put32(c, in_u16(st));
-        put32(c, in_u16(st));
+        /* indices in the table, or where index + count passes the limit */
+        for (i = 0; i < 2; i++) {
+            put32(c, in_u8(st) & 1 ? in_u16(st) % 512 :
+                  PAGODA_COPY_PTES_MAX - n + in_u8(st) % 3);
+        }
         break;
     case PAGODA_CMD_FLUSH_TLB:
         header(c, op, flags, 6);
@@ -1244,8 +1362,12 @@ static void gen_command(FuzzState *st, FuzzSpace *sp, unsigned depth,
         break;
     }
     if (raw & 8) {              /* a header whose length lies */
-        g_array_index(c->dw, uint32_t, start) =
-            PAGODA_CMD_HEADER(op, flags, in_u16(st));
+        uint32_t *h = &g_array_index(c->dw, uint32_t, start);
+        int8_t delta = in_u8(st);
+
+        /* by a dword or two (the command's own check), or by any amount */
+        *h = PAGODA_CMD_HEADER(op, flags, delta & 0x40 ? in_u16(st) :
+                               PAGODA_CMD_DWORDS(*h) + delta % 3);
     }
 }
 
@@ -1298,26 +1420,35 @@ static void act_submit(FuzzState *st)
     uint8_t entry[PAGODA_RING_ENTRY_SIZE] = { 0 };
     uint32_t reg = PAGODA_REG_ENGINE(e), len, slot, ring;
     uint16_t flags, ctx;
-    uint64_t addr;
+    uint64_t addr, start;
 
     if (!st->ring_size[e] || (b & 0x1c) == 0x1c) {
         ring_setup(st, e, raw);
     }
     st->engine = e;
     gen_buffer(st, virtual ? sp : NULL, 0, &c);
+    if (raw & 0x80) {           /* ends jumping back to its start: a hang */
+        header(&c, PAGODA_CMD_JUMP, 0, 4);
+        put32(&c, (c.dw->len + 3) * 4);
+        put64(&c, 0);
+    }
     len = c.dw->len * 4;
-    addr = arena_put(st, c.dw->data, len);
+    start = arena_alloc(st, len);
+    addr = virtual ? 0x80000000ull + (start - ARENA_BASE) :
+           PAGODA_PADDR(PAGODA_SEG_SYSTEM, start);
+    if (raw & 0x80) {
+        g_array_index(c.dw, uint32_t, c.dw->len - 2) = addr;
+        g_array_index(c.dw, uint32_t, c.dw->len - 1) = addr >> 32;
+    }
+    if (len) {
+        qtest_memwrite(st->qts, start, c.dw->data, len);
+    }
     g_array_free(c.dw, true);
     if (virtual) {
-        uint64_t va = 0x80000000ull + (addr - ARENA_BASE);
-
-        map_pages(st, sp, va, PAGODA_PADDR(PAGODA_SEG_SYSTEM, addr),
+        map_pages(st, sp, addr, PAGODA_PADDR(PAGODA_SEG_SYSTEM, start),
                   DIV_ROUND_UP(MAX(len, 4), 4096), 4096,
                   PAGODA_PTE_VALID | (raw & 4 ? PAGODA_PTE_NO_EXECUTE : 0),
                   false);
-        addr = va;
-    } else {
-        addr = PAGODA_PADDR(PAGODA_SEG_SYSTEM, addr);
     }
     flags = (virtual ? PAGODA_RING_FLAG_VIRTUAL : 0) |
             (b & 8 ? PAGODA_RING_FLAG_INTERRUPT : 0);
@@ -1347,7 +1478,13 @@ static void act_submit(FuzzState *st)
     wr(st, reg + PAGODA_ENG_RING_TAIL, raw & 0x40 ? in_u32(st) :
        st->ring_tail[e]);
     wr(st, reg + PAGODA_ENG_DOORBELL, 1);
-    run_engines(st);
+    /*
+     * The engines run in the main loop: left pending, the entry meets
+     * whatever comes next (a reset, a migration, the next submission).
+     */
+    if ((b & 0x60) != 0x60) {
+        run_engines(st);
+    }
 }
 
 /* ---- The target ------------------------------------------------------- */
@@ -1356,7 +1493,7 @@ enum {
     ACT_SUBMIT, ACT_SUBMIT2, ACT_MAP, ACT_MAP2, ACT_ROOT, ACT_GART,
     ACT_REG_WRITE, ACT_REG_READ, ACT_HOST_APERTURE, ACT_VRAM, ACT_POKE,
     ACT_RESET, ACT_FAULTS, ACT_INTERRUPTS, ACT_CLOCK, ACT_DISPLAY, ACT_RUN,
-    ACT_MIGRATE, ACT_COUNT
+    ACT_MIGRATE, ACT_CONFIG, ACT_COUNT
 };
 
 /* Enable the function and map its BARs (addresses repeat every input). */
@@ -1375,6 +1512,10 @@ static void device_start(FuzzState *st)
     st->host_ap = bar.addr;
     bar = qpci_iomap(st->dev, PAGODA_BAR_MMIO, NULL);
     st->mmio = bar.addr;
+    for (unsigned i = 0; i < ARRAY_SIZE(st->bar_config); i++) {
+        st->bar_config[i] = qpci_config_readl(st->dev,
+                                              PCI_BASE_ADDRESS_0 + 4 * i);
+    }
 }
 
 static void device_stop(FuzzState *st)
@@ -1444,6 +1585,9 @@ static void pagoda_fuzz(QTestState *s, const unsigned char *data, size_t size)
             break;
         case ACT_MIGRATE:
             act_migrate(&st);
+            break;
+        case ACT_CONFIG:
+            act_config(&st);
             break;
         case ACT_RUN:
             wr(&st, PAGODA_REG_ENGINE(in_u8(&st) & 1) + PAGODA_ENG_DOORBELL, 1);
