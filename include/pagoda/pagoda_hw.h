@@ -220,6 +220,7 @@
 #define PAGODA_ENG_RING_BASE_LO		0x00	/* physical address, 4 KiB aligned */
 #define PAGODA_ENG_RING_BASE_HI		0x04
 #define PAGODA_ENG_RING_SIZE		0x08	/* entries, power of two, 0 = off */
+#define   PAGODA_RING_MAX_ENTRIES	65536
 #define PAGODA_ENG_RING_HEAD		0x0c	/* read-only: next entry to run */
 #define PAGODA_ENG_RING_TAIL		0x10	/* next entry the driver writes */
 #define PAGODA_ENG_DOORBELL		0x14	/* write: run entries up to TAIL */

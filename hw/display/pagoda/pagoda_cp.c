@@ -171,11 +171,6 @@ static uint32_t cmd_u32(PagodaEngine *eng, unsigned byte)
 }
 
 /*
- * Copy the next command into eng->cmd. The header is read twice (once for
- * the length, once with the body); only the copy is used afterwards, and a
- * header that changed in between is rejected.
- */
-/*
  * Fetch the command at eng->pos into eng->cmd, each byte read once: a
  * first read takes the header with what follows it in the same 4 KiB
  * page, up to FETCH_FIRST bytes (most commands whole); the rest of a
@@ -535,9 +530,10 @@ void pagoda_engine_write(PagodaState *s, PagodaEngine *eng, hwaddr reg,
         }
         return;
     case PAGODA_ENG_RING_SIZE:
-        if (val > 65536 || (val & (val - 1))) {
+        if (val > PAGODA_RING_MAX_ENTRIES || (val & (val - 1))) {
             qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: ring size %u "
-                          "is not a power of two up to 65536\n", eng->id, val);
+                          "is not a power of two up to %u\n", eng->id, val,
+                          PAGODA_RING_MAX_ENTRIES);
             return;
         }
         if (ring_writable(eng)) {

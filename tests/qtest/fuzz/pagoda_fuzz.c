@@ -19,8 +19,9 @@
  *
  * The device configuration comes from PAGODA_FUZZ_DEVICE (properties of
  * -device pagoda); the device's geometry (MMU levels, segment sizes, host
- * aperture) is read from its registers once, before fuzzing. Every input
- * starts from a reset machine and ends with a reset.
+ * aperture) is read from its registers once, before fuzzing, when its BARs
+ * are mapped. Every input starts from a reset device and ends with a reset
+ * (device_reset_mapped()).
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -100,7 +101,6 @@ typedef struct FuzzState {
     uint64_t vram_next;
     uint64_t ring_base[PAGODA_NUM_ENGINES];
     uint32_t ring_size[PAGODA_NUM_ENGINES];
-    uint32_t ring_tail[PAGODA_NUM_ENGINES];
     uint64_t fence[PAGODA_NUM_ENGINES];
     uint32_t gart_entries;
     FuzzSpace space[MAX_SPACES];
@@ -1390,19 +1390,26 @@ static void gen_buffer(FuzzState *st, FuzzSpace *sp, unsigned depth,
 
 /* ---- Submission -------------------------------------------------------- */
 
+/*
+ * Program a ring. A busy engine keeps its ring (the writes are ignored):
+ * the target then keeps writing entries where the device reads them.
+ */
 static void ring_setup(FuzzState *st, unsigned e, uint8_t raw)
 {
     uint8_t b = in_u8(st);
     uint32_t size = raw & 1 ? in_u32(st) : 1u << (b % 9);
     uint32_t reg = PAGODA_REG_ENGINE(e);
+    uint64_t base = arena_alloc(st, MIN(size, 1024u) *
+                                PAGODA_RING_ENTRY_SIZE);
 
-    st->ring_size[e] = size;
-    st->ring_base[e] = arena_alloc(st, MIN(size, 1024u) *
-                                   PAGODA_RING_ENTRY_SIZE);
-    st->ring_tail[e] = 0;
     wr64(st, reg + PAGODA_ENG_RING_BASE_LO, raw & 2 ? pick_paddr(st) :
-         PAGODA_PADDR(PAGODA_SEG_SYSTEM, st->ring_base[e]));
+         PAGODA_PADDR(PAGODA_SEG_SYSTEM, base));
     wr(st, reg + PAGODA_ENG_RING_SIZE, size);
+    if (!(raw & 3) && rd(st, reg + PAGODA_ENG_RING_SIZE) != size) {
+        return;
+    }
+    st->ring_size[e] = size;
+    st->ring_base[e] = base;
 }
 
 /* Let the engines run: main-loop rounds until both are idle or waiting. */
@@ -1425,7 +1432,7 @@ static void act_submit(FuzzState *st)
     FuzzSpace *sp = virtual ? pick_live_space(st) : pick_space(st);
     Cmds c = { g_array_new(false, true, sizeof(uint32_t)) };
     uint8_t entry[PAGODA_RING_ENTRY_SIZE] = { 0 };
-    uint32_t reg = PAGODA_REG_ENGINE(e), len, slot, ring;
+    uint32_t reg = PAGODA_REG_ENGINE(e), len, slot, ring, tail;
     uint16_t flags, ctx;
     uint64_t addr, start;
 
@@ -1476,14 +1483,22 @@ static void act_submit(FuzzState *st)
     stw_le_p(entry + PAGODA_RING_CONTEXT, ctx);
     stw_le_p(entry + PAGODA_RING_FLAGS, flags);
     stq_le_p(entry + PAGODA_RING_FENCE, ++st->fence[e]);
-    /* the target writes at most 1024 entries of a raw ring size */
+    /*
+     * The entry goes where the device's tail is (resets, raw register
+     * writes and migrations move it); the target writes at most 1024
+     * entries of a raw ring size.
+     */
     ring = MAX(MIN(st->ring_size[e], 1024u), 1u);
-    slot = st->ring_tail[e] % ring;
+    slot = rd(st, reg + PAGODA_ENG_RING_TAIL) % ring;
     qtest_memwrite(st->qts, st->ring_base[e] + slot * PAGODA_RING_ENTRY_SIZE,
                    entry, sizeof(entry));
-    st->ring_tail[e] = (slot + 1) % ring;
-    wr(st, reg + PAGODA_ENG_RING_TAIL, raw & 0x40 ? in_u32(st) :
-       st->ring_tail[e]);
+    tail = (slot + 1) % ring;
+    if (raw & 0x40) {           /* a few slots on (never written), or any */
+        uint8_t k = in_u8(st);
+
+        tail = k & 1 ? in_u32(st) : (tail + (k >> 1) % 4) % ring;
+    }
+    wr(st, reg + PAGODA_ENG_RING_TAIL, tail);
     wr(st, reg + PAGODA_ENG_DOORBELL, 1);
     /*
      * The engines run in the main loop: left pending, the entry meets
