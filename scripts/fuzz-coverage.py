@@ -8,10 +8,10 @@ the device's files (hw/display/pagoda/*.c) after replaying a corpus. Prints
 one line per file (lines and branch outcomes covered), the device's total,
 and the branch outcomes an input can reach: the counters run from the
 process's start, so the code that runs while QEMU starts (realize, class
-and type registration, property checks, the mode list) is counted as far
-as this configuration takes it; its other outcomes (a property refused, a
-failed allocation at realize, unrealize) no input can reach, and they are
-left out of that last figure.
+and type registration, property checks, the power management capability,
+the mode list) is counted as far as this configuration takes it; its other
+outcomes (a property refused, a failed allocation at realize, unrealize)
+no input can reach, and they are left out of that last figure.
 
 A branch has two outcomes (taken, not taken); an outcome is covered when
 some input took it. The last line is machine-readable:
@@ -22,8 +22,8 @@ import re
 import sys
 
 DEVICE_DIR = "/hw/display/pagoda/"
-STARTUP = re.compile(r"(realize|class_init|check_properties|register_types|"
-                     r"add_mode)")
+STARTUP = re.compile(r"(realize|class_init|pm_init|check_properties|"
+                     r"register_types|add_mode)")
 
 
 def outcomes(branches):

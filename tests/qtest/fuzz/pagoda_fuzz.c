@@ -1035,14 +1035,19 @@ static void act_migrate(FuzzState *st)
     /* the MSI-X table follows the PCI part */
     st->config_written |= raw;
     for (unsigned i = 0; raw && i < 1 + raw % 8; i++) {
-        size_t at = pci_len + in_u32(st) % (len - pci_len - 3);
+        uint32_t pos = in_u32(st);
         uint8_t k = in_u8(st);
 
         if (k & 1) {
-            stream[at] = in_u8(st);
+            stream[pci_len + pos % (len - pci_len)] = in_u8(st);
         } else {
-            /* a counter or index a check must catch: the top, or beyond */
-            stl_be_p(stream + at, k & 2 ? UINT32_MAX - (k >> 2) :
+            /*
+             * A counter or index a check must catch (the top, or just
+             * beyond a limit) over a field: the device's fields are words
+             * and double words from the end of the PCI part on.
+             */
+            stl_be_p(stream + pci_len + 4 * (pos % ((len - pci_len) / 4)),
+                     k & 2 ? UINT32_MAX - (k >> 2) :
                      (1u << (k >> 3)) + (k >> 2 & 1));
         }
     }
