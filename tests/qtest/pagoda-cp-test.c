@@ -3893,8 +3893,9 @@ static void test_mal_ring_entries(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /*
- * RING_SIZE above 65536 is refused like any other bad size: the ring keeps
- * its size, HEAD and TAIL, and runs on. 65536 itself is taken.
+ * RING_SIZE above PAGODA_RING_MAX_ENTRIES is refused like any other bad
+ * size: the ring keeps its size, HEAD and TAIL, and runs on. The maximum
+ * itself is taken.
  */
 static void test_ring_size_too_large(void *obj, void *data,
                                      QGuestAllocator *alloc)
@@ -3910,7 +3911,8 @@ static void test_ring_size_too_large(void *obj, void *data,
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==, 1);
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_TAIL)), ==, 1);
 
-        pagoda_wr(d, ENG(e, PAGODA_ENG_RING_SIZE), 131072);
+        pagoda_wr(d, ENG(e, PAGODA_ENG_RING_SIZE),
+                  2 * PAGODA_RING_MAX_ENTRIES);
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_SIZE)), ==,
                          d->ring_size[e]);
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==, 1);
@@ -3920,9 +3922,9 @@ static void test_ring_size_too_large(void *obj, void *data,
         run_ok(d, e, &c);
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==, 2);
 
-        pagoda_wr(d, ENG(e, PAGODA_ENG_RING_SIZE), 65536);
+        pagoda_wr(d, ENG(e, PAGODA_ENG_RING_SIZE), PAGODA_RING_MAX_ENTRIES);
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_SIZE)), ==,
-                         65536);
+                         PAGODA_RING_MAX_ENTRIES);
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_HEAD)), ==, 0);
         g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_TAIL)), ==, 0);
         ring_restore(d, e);
@@ -3980,6 +3982,13 @@ static void test_mal_commands(void *obj, void *data, QGuestAllocator *alloc)
         { RE, { H(PAGODA_CMD_WRITE_IMM, 0, 5), 0xffffffff }, 5 },
         { RE, { H(PAGODA_CMD_CRC32, 0, 6) }, 6 },
         { RE, { H(PAGODA_CMD_CALL, 0, 5), 16 }, 5 },
+        /* COPY_PTES counts and indices past PAGODA_COPY_PTES_MAX */
+        { PG, { H(PAGODA_CMD_COPY_PTES, 0, 8), 0 }, 8 },
+        { PG, { H(PAGODA_CMD_COPY_PTES, 0, 8), PAGODA_COPY_PTES_MAX + 1 }, 8 },
+        { PG, { H(PAGODA_CMD_COPY_PTES, 0, 8), 2, 0, 0, 0, 0,
+                PAGODA_COPY_PTES_MAX - 1, 0 }, 8 },
+        { PG, { H(PAGODA_CMD_COPY_PTES, 0, 8), 2, 0, 0, 0, 0,
+                0, PAGODA_COPY_PTES_MAX - 1 }, 8 },
         /* unknown flags */
         { PG, { H(PAGODA_CMD_FILL, 1, 6) }, 6 },
         { PG, { H(PAGODA_CMD_TRANSFER, 0x80, 8) }, 8 },
@@ -4047,7 +4056,7 @@ static void test_mal_registers(void *obj, void *data, QGuestAllocator *alloc)
     pagoda_start(d, alloc);
     mark = pagoda_alloc(d, PAGE, PAGE);
     for (unsigned e = 0; e < PAGODA_NUM_ENGINES; e++) {
-        /* RING_SIZE must be a power of two up to 65536 */
+        /* RING_SIZE must be a power of two up to PAGODA_RING_MAX_ENTRIES */
         for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
             pagoda_wr(d, ENG(e, PAGODA_ENG_RING_SIZE), sizes[i]);
             g_assert_cmpuint(pagoda_rd(d, ENG(e, PAGODA_ENG_RING_SIZE)), ==,
