@@ -71,6 +71,7 @@ typedef struct FuzzDevice {
     uint32_t host_ap_page_size;
     uint32_t disp_max_width;
     uint32_t disp_max_height;
+    size_t pci_state_len;       /* the PCI core's part of its vmstate */
 } FuzzDevice;
 
 /* One GPU address space the target built (tables it can walk itself). */
@@ -813,6 +814,16 @@ static void act_reset(FuzzState *st)
     }
 }
 
+/* Map the function where device_start() did, as a driver's resume does. */
+static void function_remap(FuzzState *st)
+{
+    for (unsigned i = 0; i < ARRAY_SIZE(st->bar_config); i++) {
+        qpci_config_writel(st->dev, PCI_BASE_ADDRESS_0 + 4 * i,
+                           st->bar_config[i]);
+    }
+    qpci_config_writew(st->dev, PCI_COMMAND, st->command);
+}
+
 /*
  * PCI configuration space: the power state (D3hot, then D0, which resets
  * the function; its BARs and command register are then restored as a
@@ -824,7 +835,6 @@ static void act_config(FuzzState *st)
     QPCIDevice *dev = st->dev;
     uint8_t b = in_u8(st);
     uint8_t pm = qpci_find_capability(dev, PCI_CAP_ID_PM, 0);
-    uint16_t cmd = PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER;
 
     g_assert(pm);
     st->config_written = true;
@@ -838,15 +848,11 @@ static void act_config(FuzzState *st)
             forget_device_state(st);
         }
         qpci_config_writew(dev, pm + PCI_PM_CTRL, PM_D0);
-        for (unsigned i = 0; i < ARRAY_SIZE(st->bar_config); i++) {
-            qpci_config_writel(dev, PCI_BASE_ADDRESS_0 + 4 * i,
-                               st->bar_config[i]);
-        }
-        qpci_config_writew(dev, PCI_COMMAND, cmd);
+        function_remap(st);
         break;
     case 2:
-        qpci_config_writew(dev, PCI_COMMAND,
-                           cmd & ~(b & 0x40 ? PCI_COMMAND_MEMORY : 0) &
+        qpci_config_writew(dev, PCI_COMMAND, st->command &
+                           ~(b & 0x40 ? PCI_COMMAND_MEMORY : 0) &
                            ~(b & 0x80 ? PCI_COMMAND_MASTER : 0));
         break;
     default:
@@ -1022,11 +1028,10 @@ static void act_migrate(FuzzState *st)
 {
     Object *obj = object_resolve_path_type("", TYPE_PAGODA_FUZZ, NULL);
     uint8_t raw = in_raw_mask(st);
-    g_autofree uint8_t *saved = NULL, *stream = NULL, *pci = NULL;
-    size_t len, pci_len;
+    g_autofree uint8_t *saved = NULL, *stream = NULL;
+    size_t len, pci_len = fdev.pci_state_len;
 
     g_assert(obj);
-    pci = state_save(&vmstate_pci_device, PCI_DEVICE(obj), &pci_len);
     vm_stop(RUN_STATE_PAUSED);
     flush_events(st->qts);
     saved = device_save(DEVICE(obj), &len);
@@ -1572,11 +1577,7 @@ static void device_reset_mapped(FuzzState *st)
     }
     memory_region_transaction_begin();
     pci_device_reset(PCI_DEVICE(obj));
-    for (unsigned i = 0; i < ARRAY_SIZE(st->bar_config); i++) {
-        qpci_config_writel(st->dev, PCI_BASE_ADDRESS_0 + 4 * i,
-                           st->bar_config[i]);
-    }
-    qpci_config_writew(st->dev, PCI_COMMAND, st->command);
+    function_remap(st);
     memory_region_transaction_commit();
     st->dev->msix_enabled = false;
     main_loop_wait(true);
@@ -1660,6 +1661,7 @@ static void pagoda_fuzz_pre(QTestState *s)
 {
     FuzzState *st = &mapped;
     uint32_t l, seg;
+    Object *obj;
 
     st->qts = s;
     device_start(st);
@@ -1683,6 +1685,10 @@ static void pagoda_fuzz_pre(QTestState *s)
     fdev.host_ap_page_size = rd(st, PAGODA_REG_HOST_APERTURE_PAGE_SIZE);
     fdev.disp_max_width = rd(st, PAGODA_REG_DISP_MAX_WIDTH);
     fdev.disp_max_height = rd(st, PAGODA_REG_DISP_MAX_HEIGHT);
+    obj = object_resolve_path_type("", TYPE_PAGODA_FUZZ, NULL);
+    g_assert(obj);
+    g_free(state_save(&vmstate_pci_device, PCI_DEVICE(obj),
+                      &fdev.pci_state_len));
     device_reset_mapped(st);
 }
 
