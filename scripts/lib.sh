@@ -75,6 +75,12 @@ install_if_changed() {
 	return 1
 }
 
+# Whether a finding has added the reproducer qtest: it is built and run
+# only then.
+have_fuzz_repro_test() {
+	[ -f "$PAGODA_ROOT/tests/qtest/$FUZZ_REPRO_TEST.c" ]
+}
+
 # The QEMU source tree that setup.sh unpacked and overlays.
 qemu_source_dir() {
 	local stamp

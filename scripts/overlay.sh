@@ -48,7 +48,7 @@ qtest_block() {
 	printf "if config_all_devices.has_key('CONFIG_PAGODA')\n  qos_test_ss.add(files(%s))\n" "$files"
 	printf "  executable('pagoda-bench', files('pagoda-bench/pagoda-bench.c', 'libqos/pagoda.c'),\n"
 	printf "             include_directories: include_directories('.'), dependencies: [qemuutil, qos])\n"
-	if [ -f "$PAGODA_ROOT/tests/qtest/$FUZZ_REPRO_TEST.c" ]; then
+	if have_fuzz_repro_test; then
 		printf "  executable('%s', files('%s.c'), dependencies: [qemuutil, qos])\n" \
 			"$FUZZ_REPRO_TEST" "$FUZZ_REPRO_TEST"
 	fi

@@ -118,7 +118,7 @@ build_qemu() {
 	"$PAGODA_ROOT/scripts/overlay.sh" "$QEMU_SRC"
 	qemu_configure "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-configure.log" "$QEMU_FLAGS"
 	local targets="qemu-system-x86_64 tests/qtest/qos-test tests/qtest/pagoda-bench"
-	[ -f "$PAGODA_ROOT/tests/qtest/$FUZZ_REPRO_TEST.c" ] &&
+	have_fuzz_repro_test &&
 		targets="$targets tests/qtest/$FUZZ_REPRO_TEST"
 	qemu_ninja "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-build.log" $targets
 	bundle_firmware "$QEMU_BUILD"

@@ -40,7 +40,7 @@ qtests() {
 	local log=$LOGS/qtests.log
 	(cd "$QEMU_BUILD" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
 		timeout 900 ./tests/qtest/qos-test --tap -k) >"$log" 2>&1 || true
-	if [ -f "$PAGODA_ROOT/tests/qtest/$FUZZ_REPRO_TEST.c" ]; then
+	if have_fuzz_repro_test; then
 		(cd "$QEMU_BUILD" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
 			timeout 600 "./tests/qtest/$FUZZ_REPRO_TEST" --tap -k) >>"$log" 2>&1 || true
 	fi

@@ -4185,7 +4185,8 @@ static void test_vm_stopped(void *obj, void *data, QGuestAllocator *alloc)
     pagoda_cmds_init(&c);
     pagoda_cmd_fill(&c, PAGODA_PADDR(PAGODA_SEG_SYSTEM, buf), 0x5a5a5a5a, PAGE);
     qtest_qmp_assert_success(qts, "{'execute': 'stop'}");
-    fence = pagoda_submit(d, PAGODA_ENGINE_PAGING, PAGODA_PADDR(0, pagoda_cmds_upload(d, &c)),
+    fence = pagoda_submit(d, PAGODA_ENGINE_PAGING,
+                          PAGODA_PADDR(0, pagoda_cmds_upload(d, &c)),
                           pagoda_cmds_bytes(&c), 0, 0);
     g_usleep(50 * 1000);
     g_assert_cmphex(pagoda_readq(d, buf), ==, 0);

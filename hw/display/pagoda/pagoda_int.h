@@ -61,7 +61,7 @@ typedef struct PagodaTlbEntry {
 #define PAGODA_TLB_WAYS 4
 #define PAGODA_TLB4K_SETS 1024
 #define PAGODA_TLB64K_SETS 256
-#define PAGODA_TLB_LARGE_ENTRIES 32	/* fully associative, 2 MiB and larger */
+#define PAGODA_TLB_LARGE_ENTRIES 32 /* fully associative, 2 MiB and larger */
 
 /* Page-walk cache entry: the leaf table of a 2 MiB region. */
 typedef struct PagodaPwcEntry {
