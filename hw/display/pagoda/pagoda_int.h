@@ -78,6 +78,12 @@ typedef struct PagodaTlb {
     PagodaTlbEntry e64k[PAGODA_TLB64K_SETS * PAGODA_TLB_WAYS];
     PagodaTlbEntry large[PAGODA_TLB_LARGE_ENTRIES];
     PagodaPwcEntry pwc[PAGODA_PWC_ENTRIES];
+    /*
+     * Valid entries in the three arrays: TLB_VALID reads it, and a flush
+     * stops scanning once it reaches zero, so that flushing an empty or
+     * sparsely filled TLB does not visit all 5152 entries.
+     */
+    unsigned valid;
     uint64_t clock;
     uint64_t hits, misses;
     uint32_t flushes;

@@ -117,20 +117,23 @@ static PagodaTlbEntry *tlb_insert(PagodaTlb *t, const PagodaTlbEntry *new)
             victim = e;
         }
     }
+    if (!victim->valid) {
+        t->valid++;
+    }
     *victim = *new;
     victim->valid = true;
     victim->stamp = ++t->clock;
     return victim;
 }
 
-static void tlb_flush_array(PagodaTlbEntry *a, unsigned n, int ctx,
-                            uint64_t va, uint64_t size)
+static void tlb_flush_array(PagodaTlb *t, PagodaTlbEntry *a, unsigned n,
+                            int ctx, uint64_t va, uint64_t size)
 {
     /* last byte of the range; va + size may wrap: then flush up to the top */
     uint64_t last = size - 1 > UINT64_MAX - va ? UINT64_MAX : va + size - 1;
     unsigned i;
 
-    for (i = 0; i < n; i++) {
+    for (i = 0; i < n && t->valid; i++) {
         PagodaTlbEntry *e = &a[i];
         uint64_t start = e->vpn << e->shift;
         uint64_t end = start + (1ull << e->shift);
@@ -140,6 +143,7 @@ static void tlb_flush_array(PagodaTlbEntry *a, unsigned n, int ctx,
         }
         if (!size || (start <= last && va < end)) {
             e->valid = false;
+            t->valid--;
         }
     }
 }
@@ -155,31 +159,15 @@ void pagoda_tlb_flush(PagodaState *s, int ctx, uint64_t va, uint64_t size)
     unsigned i;
 
     trace_pagoda_tlb_flush(ctx, va, size);
-    tlb_flush_array(t->e4k, ARRAY_SIZE(t->e4k), ctx, va, size);
-    tlb_flush_array(t->e64k, ARRAY_SIZE(t->e64k), ctx, va, size);
-    tlb_flush_array(t->large, ARRAY_SIZE(t->large), ctx, va, size);
+    tlb_flush_array(t, t->e4k, ARRAY_SIZE(t->e4k), ctx, va, size);
+    tlb_flush_array(t, t->e64k, ARRAY_SIZE(t->e64k), ctx, va, size);
+    tlb_flush_array(t, t->large, ARRAY_SIZE(t->large), ctx, va, size);
     for (i = 0; i < PAGODA_PWC_ENTRIES; i++) {
         if (ctx < 0 || t->pwc[i].ctx == ctx) {
             t->pwc[i].valid = false;
         }
     }
     t->flushes++;
-}
-
-static unsigned tlb_count_valid(PagodaTlb *t)
-{
-    unsigned i, n = 0;
-
-    for (i = 0; i < ARRAY_SIZE(t->e4k); i++) {
-        n += t->e4k[i].valid;
-    }
-    for (i = 0; i < ARRAY_SIZE(t->e64k); i++) {
-        n += t->e64k[i].valid;
-    }
-    for (i = 0; i < ARRAY_SIZE(t->large); i++) {
-        n += t->large[i].valid;
-    }
-    return n;
 }
 
 /* ---- Page-table walk ----------------------------------------------------- */
@@ -410,7 +398,7 @@ uint32_t pagoda_mmu_reg(PagodaState *s, hwaddr addr)
     case PAGODA_REG_TLB_ENTRIES:
         return ARRAY_SIZE(t->e4k) + ARRAY_SIZE(t->e64k) + ARRAY_SIZE(t->large);
     case PAGODA_REG_TLB_VALID:
-        return tlb_count_valid(t);
+        return t->valid;
     }
     if (addr < PAGODA_REG_MMU_LEVEL(0) ||
         addr >= PAGODA_REG_MMU_LEVEL(PAGODA_MMU_MAX_LEVELS)) {
