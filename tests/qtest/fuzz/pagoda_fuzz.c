@@ -72,6 +72,7 @@ typedef struct FuzzDevice {
     uint32_t disp_max_width;
     uint32_t disp_max_height;
     size_t pci_state_len;       /* the PCI core's part of its vmstate */
+    DeviceState *qdev;          /* found once: a path lookup per input costs */
 } FuzzDevice;
 
 /* One GPU address space the target built (tables it can walk itself). */
@@ -1026,15 +1027,13 @@ static int device_load(DeviceState *dev, const uint8_t *data, size_t len)
  */
 static void act_migrate(FuzzState *st)
 {
-    Object *obj = object_resolve_path_type("", TYPE_PAGODA_FUZZ, NULL);
     uint8_t raw = in_raw_mask(st);
     g_autofree uint8_t *saved = NULL, *stream = NULL;
     size_t len, pci_len = fdev.pci_state_len;
 
-    g_assert(obj);
     vm_stop(RUN_STATE_PAUSED);
     flush_events(st->qts);
-    saved = device_save(DEVICE(obj), &len);
+    saved = device_save(fdev.qdev, &len);
     stream = g_memdup2(saved, len);
     g_assert(len >= pci_len + 4);
     /* the MSI-X table follows the PCI part */
@@ -1056,8 +1055,8 @@ static void act_migrate(FuzzState *st)
                      (1u << (k >> 3)) + (k >> 2 & 1));
         }
     }
-    if (device_load(DEVICE(obj), stream, len) < 0) {
-        g_assert(device_load(DEVICE(obj), saved, len) == 0);
+    if (device_load(fdev.qdev, stream, len) < 0) {
+        g_assert(device_load(fdev.qdev, saved, len) == 0);
     }
     vm_start();
     run_engines(st);
@@ -1567,16 +1566,13 @@ static void device_start(FuzzState *st)
  */
 static void device_reset_mapped(FuzzState *st)
 {
-    Object *obj = object_resolve_path_type("", TYPE_PAGODA_FUZZ, NULL);
-
-    g_assert(obj);
     if (!st->config_written) {
-        device_cold_reset(DEVICE(obj));
+        device_cold_reset(fdev.qdev);
         main_loop_wait(true);
         return;
     }
     memory_region_transaction_begin();
-    pci_device_reset(PCI_DEVICE(obj));
+    pci_device_reset(PCI_DEVICE(fdev.qdev));
     function_remap(st);
     memory_region_transaction_commit();
     st->dev->msix_enabled = false;
@@ -1661,7 +1657,7 @@ static void pagoda_fuzz_pre(QTestState *s)
 {
     FuzzState *st = &mapped;
     uint32_t l, seg;
-    Object *obj;
+    Object *obj = object_resolve_path_type("", TYPE_PAGODA_FUZZ, NULL);
 
     st->qts = s;
     device_start(st);
@@ -1685,8 +1681,8 @@ static void pagoda_fuzz_pre(QTestState *s)
     fdev.host_ap_page_size = rd(st, PAGODA_REG_HOST_APERTURE_PAGE_SIZE);
     fdev.disp_max_width = rd(st, PAGODA_REG_DISP_MAX_WIDTH);
     fdev.disp_max_height = rd(st, PAGODA_REG_DISP_MAX_HEIGHT);
-    obj = object_resolve_path_type("", TYPE_PAGODA_FUZZ, NULL);
     g_assert(obj);
+    fdev.qdev = DEVICE(obj);
     g_free(state_save(&vmstate_pci_device, PCI_DEVICE(obj),
                       &fdev.pci_state_len));
     device_reset_mapped(st);
