@@ -81,7 +81,7 @@ typedef struct PagodaTlb {
     /*
      * Valid entries in the three arrays: TLB_VALID reads it, and a flush
      * stops scanning once it reaches zero, so that flushing an empty or
-     * sparsely filled TLB does not visit all 5152 entries.
+     * sparsely filled TLB does not visit every entry.
      */
     unsigned valid;
     uint64_t clock;
