@@ -323,28 +323,36 @@ static void scanout_read(PagodaState *s, uint64_t paddr, uint8_t *buf,
     }
 }
 
-/* Line @y of the latched surface in d->pixels, as x8r8g8b8. */
+/*
+ * Line @y of the latched surface in d->pixels, as x8r8g8b8. The line, the
+ * pixels and the width are read into locals once: for all the compiler
+ * knows, a store to pixels[] could change them (QEMU is built without
+ * strict aliasing), which would reload them at every pixel and keep the
+ * loops from being vectorised.
+ */
 static void scanout_line(PagodaState *s, uint32_t y)
 {
     PagodaDisplay *d = &s->disp;
     const PagodaScanout *so = &d->latched;
-    uint32_t bpp = format_bpp(so->format);
+    const uint8_t *line = d->line;
+    uint32_t *pixels = d->pixels;
+    uint32_t width = so->width;
     uint32_t x;
 
     scanout_read(s, so->surface + (uint64_t)so->stride * y, d->line,
-                 so->width * bpp);
+                 (uint64_t)width * format_bpp(so->format));
     if (so->format == PAGODA_DISP_FORMAT_XRGB8888) {
-        for (x = 0; x < so->width; x++) {
-            d->pixels[x] = ldl_le_p(d->line + 4 * x) & 0xffffff;
+        for (x = 0; x < width; x++) {
+            pixels[x] = ldl_le_p(line + 4 * x) & 0xffffff;
         }
         return;
     }
-    for (x = 0; x < so->width; x++) {
-        uint32_t v = lduw_le_p(d->line + 2 * x);
+    for (x = 0; x < width; x++) {
+        uint32_t v = lduw_le_p(line + 2 * x);
         uint32_t r = v >> 11, g = (v >> 5) & 0x3f, b = v & 0x1f;
 
-        d->pixels[x] = (r << 3 | r >> 2) << 16 | (g << 2 | g >> 4) << 8 |
-                       (b << 3 | b >> 2);
+        pixels[x] = (r << 3 | r >> 2) << 16 | (g << 2 | g >> 4) << 8 |
+                    (b << 3 | b >> 2);
     }
 }
 
