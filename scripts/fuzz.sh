@@ -66,14 +66,14 @@ TINY=vram-size=16M,hidden-vram-size=1M,aperture-size=1M,host-aperture-size=1M
 # default 2560x1600 maximum, updates took two fifths of the fuzzing time.
 # Every configuration's largest mode is the default 1024x768: the same
 # checks at a fifth of the pixels.
-DISPLAY=max-xres=1024,max-yres=768
+LARGEST_MODE=max-xres=1024,max-yres=768
 declare -A CONFIGS=()
 CONFIG_NAMES=()
 for levels in 4 3 2; do
 	for page in 64k 4k; do
 		for sizes in tiny default; do
 			name=l$levels-$page-$sizes
-			props=mmu-levels=$levels,$DISPLAY
+			props=mmu-levels=$levels,$LARGEST_MODE
 			[ "$page" = 4k ] && props=$props,segment-page-size=4096
 			[ "$sizes" = tiny ] && props=$props,$TINY
 			CONFIGS[$name]=$props
