@@ -157,6 +157,9 @@ static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 	xa_destroy(&bo->host_aperture_slots);
 	mutex_destroy(&bo->gpuva_lock);
 	drm_gem_object_release(&tbo->base);
+	/* TTM gave it a reservation of its own when it was released */
+	if (bo->resv_owner)
+		drm_gem_object_put(bo->resv_owner);
 	kfree(bo);
 }
 
@@ -352,6 +355,124 @@ static void pagoda_bo_wait_dying(struct pagoda_device *pgdev)
 	drm_err(&pgdev->drm, "allocations still being freed at unplug\n");
 }
 
+/*
+ * A reference to every allocation still alive, in an array of *@n (to
+ * kvfree() once each is put); NULL when out of memory.
+ */
+static struct ttm_buffer_object **pagoda_bo_get_all(struct pagoda_device *pgdev, unsigned int *n)
+{
+	struct ttm_buffer_object **held;
+	unsigned int count = 0;
+	struct pagoda_bo *bo;
+
+	*n = 0;
+	mutex_lock(&pgdev->bo_list_lock);
+	list_for_each_entry(bo, &pgdev->bo_list, link)
+		count++;
+	held = kvmalloc_array(count, sizeof(*held), GFP_KERNEL);
+	if (held) {
+		list_for_each_entry(bo, &pgdev->bo_list, link)
+			if (ttm_bo_get_unless_zero(&bo->tbo))
+				held[(*n)++] = &bo->tbo;
+	}
+	mutex_unlock(&pgdev->bo_list_lock);
+	return held;
+}
+
+/* Wait for the last move out of a segment, which frees its memory. */
+static int pagoda_bo_wait_segment_moves(struct pagoda_device *pgdev, u32 mem_type)
+{
+	struct ttm_resource_manager *man = ttm_manager_type(&pgdev->bdev, mem_type);
+	struct dma_fence *fence;
+	long ret;
+
+	spin_lock(&man->move_lock);
+	fence = dma_fence_get(man->move);
+	spin_unlock(&man->move_lock);
+	if (!fence)
+		return 0;
+	ret = dma_fence_wait(fence, true);
+	dma_fence_put(fence);
+	return ret;
+}
+
+/*
+ * Evict @tbo if it is in @mem_type and not pinned; -EBUSY when someone
+ * else holds its lock. Only tried: a pinned allocation is locked by
+ * nobody but its holder (pagoda_bo_free_kernel() relies on it), and one
+ * locked is being used.
+ */
+static int pagoda_bo_evict_if_in(struct ttm_buffer_object *tbo, u32 mem_type,
+				 struct ttm_operation_ctx *ctx)
+{
+	int ret = 0;
+
+	if (READ_ONCE(tbo->pin_count))
+		return 0;
+	if (!dma_resv_trylock(tbo->base.resv))
+		return -EBUSY;
+	if (!tbo->pin_count && tbo->resource && tbo->resource->mem_type == mem_type)
+		ret = pagoda_bo_evict(to_pagoda_bo(tbo), ctx);
+	ttm_bo_unreserve(tbo);
+	return ret;
+}
+
+/* How often pagoda_bo_evict_segment() comes back to allocations in use, 1 ms apart. */
+#define PAGODA_EVICT_TRIES	20
+
+/**
+ * pagoda_bo_evict_segment - evict what a segment holds, pinned allocations aside
+ * @pgdev: the device
+ * @mem_type: the segment's TTM memory type
+ *
+ * What memory pressure does, to every allocation of the segment at once
+ * (the debugfs "evict" hook). Each is looked at under its reservation,
+ * taken with a trylock; one in use is tried again a few times, then left
+ * where it is, as eviction under pressure leaves it. TTM's
+ * ttm_resource_manager_evict_all() instead takes the first allocation of
+ * the segment's LRU, waits for its lock and evicts it, even if its holder
+ * pinned it meanwhile (a physical-mode buffer's kernel copy, a
+ * MakeResident).
+ *
+ * Return: 0, -ENOMEM, -EINTR on a signal, or the first error of an
+ * eviction.
+ */
+int pagoda_bo_evict_segment(struct pagoda_device *pgdev, u32 mem_type)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true, .force_alloc = true };
+	unsigned int n, i, tries, busy = 1;
+	struct ttm_buffer_object **held;
+	int ret = 0;
+
+	held = pagoda_bo_get_all(pgdev, &n);
+	if (!held)
+		return -ENOMEM;
+	for (tries = 0; busy && !ret && tries < PAGODA_EVICT_TRIES; tries++) {
+		if (tries && msleep_interruptible(1)) {
+			ret = -EINTR;
+			break;
+		}
+		busy = 0;
+		for (i = 0; i < n && !ret; i++) {
+			if (!held[i])
+				continue;
+			ret = pagoda_bo_evict_if_in(held[i], mem_type, &ctx);
+			if (ret == -EBUSY) {
+				busy++;
+				ret = 0;
+				continue;
+			}
+			ttm_bo_put(held[i]);
+			held[i] = NULL;
+		}
+	}
+	for (i = 0; i < n; i++)
+		if (held[i])
+			ttm_bo_put(held[i]);
+	kvfree(held);
+	return ret ?: pagoda_bo_wait_segment_moves(pgdev, mem_type);
+}
+
 /**
  * pagoda_bo_unmap_all_dma - drop the DMA mappings of every allocation
  * @pgdev: device being unplugged, engines stopped
@@ -367,19 +488,9 @@ static void pagoda_bo_wait_dying(struct pagoda_device *pgdev)
 void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
 {
 	struct ttm_buffer_object **held;
-	unsigned int count = 0, n = 0, i;
-	struct pagoda_bo *bo;
+	unsigned int n, i;
 
-	mutex_lock(&pgdev->bo_list_lock);
-	list_for_each_entry(bo, &pgdev->bo_list, link)
-		count++;
-	held = kvmalloc_array(count, sizeof(*held), GFP_KERNEL);
-	if (held) {
-		list_for_each_entry(bo, &pgdev->bo_list, link)
-			if (ttm_bo_get_unless_zero(&bo->tbo))
-				held[n++] = &bo->tbo;
-	}
-	mutex_unlock(&pgdev->bo_list_lock);
+	held = pagoda_bo_get_all(pgdev, &n);
 	if (!held) {
 		drm_err(&pgdev->drm, "no memory to release the allocations' DMA mappings\n");
 		return;
@@ -398,6 +509,35 @@ void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
 	pagoda_bo_wait_dying(pgdev);
 }
 
+/* System pages the device uses are populated, and so mapped for it. */
+static int pagoda_bo_populate(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
+{
+	if (bo->tbo.ttm && !ttm_tt_is_populated(bo->tbo.ttm))
+		return ttm_tt_populate(bo->tbo.bdev, bo->tbo.ttm, ctx);
+	return 0;
+}
+
+/*
+ * A pinned allocation is resident: it is used where it is, in any of its
+ * placements (TTM's own check skips fallback placements, and it may move
+ * no pinned allocation to one it likes better). -EBUSY when it is pinned
+ * where the GPU does not reach it.
+ */
+static int pagoda_bo_check_pinned(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
+{
+	struct ttm_place places[PAGODA_NUM_SEGMENTS];
+	struct ttm_placement any = {
+		.placement = places, .num_placement = bo->placement.num_placement,
+	};
+	unsigned int i;
+
+	for (i = 0; i < any.num_placement; i++) {
+		places[i] = bo->places[i];
+		places[i].flags &= ~TTM_PL_FLAG_FALLBACK;
+	}
+	return ttm_bo_validate(&bo->tbo, &any, ctx) == -EINVAL ? -EBUSY : 0;
+}
+
 /**
  * pagoda_bo_place - put an allocation where the GPU can use it
  * @bo: the allocation, reserved
@@ -407,9 +547,12 @@ void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
  * failing that into any of its placements (TTM's validate with all
  * placements would leave an allocation in a fallback segment it is
  * already in rather than evict for the preferred one); system pages are
- * populated, and so mapped for the device.
+ * populated, and so mapped for the device. A pinned allocation stays
+ * where it is, in any of its placements.
  *
- * Return: 0 or a negative errno from TTM.
+ * Return: 0; -ENOSPC when no placement has room even after eviction (or,
+ * for a pinned allocation, -EBUSY when it is pinned where the GPU does not
+ * reach it); another negative errno from TTM (-ENOMEM for kernel memory).
  */
 int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
 {
@@ -431,18 +574,22 @@ int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
  * step (pagoda_phys.c): TTM's eviction locks others with the caller's
  * ticket and reports a contention there as -ENOSPC.
  *
- * Return: 0 or a negative errno from TTM (pagoda_bo_place_failed() tells
- * a lack of room).
+ * Return: as pagoda_bo_place() (pagoda_bo_place_failed() tells a lack of
+ * room).
  */
 int pagoda_bo_place_step(struct pagoda_bo *bo, bool preferred, struct ttm_operation_ctx *ctx)
 {
 	struct ttm_placement one = { .num_placement = 1, .placement = &bo->places[0] };
 	int ret;
 
-	ret = ttm_bo_validate(&bo->tbo, preferred ? &one : &bo->placement, ctx);
-	if (!ret && bo->tbo.ttm && !ttm_tt_is_populated(bo->tbo.ttm))
-		ret = ttm_tt_populate(bo->tbo.bdev, bo->tbo.ttm, ctx);
-	return ret;
+	if (bo->tbo.pin_count)
+		ret = pagoda_bo_check_pinned(bo, ctx);
+	else
+		ret = ttm_bo_validate(&bo->tbo, preferred ? &one : &bo->placement, ctx);
+	/* TTM answers -ENOMEM when no placement has room, even after eviction */
+	if (ret == -ENOMEM)
+		ret = -ENOSPC;
+	return ret ?: pagoda_bo_populate(bo, ctx);
 }
 
 /*
@@ -501,25 +648,32 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
  * @size: bytes, a multiple of the segments' page size
  * @segments: DRM_PAGODA_SEGMENT_MASK()s it may live in; VRAM is preferred,
  *	eviction goes to system memory
- * @resv: the reservation, locked by the caller
+ * @resv_obj: the object whose reservation it shares, locked by the caller
  *
  * Unlike pagoda_bo_create_kernel() it is not pinned: it moves like any
- * allocation, under @resv.
+ * allocation, under the shared reservation. It keeps a reference to
+ * @resv_obj for as long as it lives, so that the reservation outlives
+ * every user of it (a walk over all allocations holds one after its
+ * owner let it go).
  *
- * Return: the allocation, placed (pagoda_bo_place()), or an ERR_PTR.
+ * Return: the allocation, placed, or an ERR_PTR (-ENOSPC when no
+ * placement had room).
  */
 struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size, u32 segments,
-					  struct dma_resv *resv)
+					  struct drm_gem_object *resv_obj)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = false };
 	struct drm_pagoda_gem_create args = pagoda_bo_kernel_args(size, segments, 0);
 	struct pagoda_bo *bo;
 	int ret;
 
-	bo = pagoda_bo_create(pgdev, &args, size, resv, true);
+	/* TTM's creation placed it: the preferred segment, by eviction if needed */
+	bo = pagoda_bo_create(pgdev, &args, size, resv_obj->resv, true);
 	if (IS_ERR(bo))
-		return bo;
-	ret = pagoda_bo_place(bo, &ctx);
+		return bo == ERR_PTR(-ENOMEM) ? ERR_PTR(-ENOSPC) : bo;
+	drm_gem_object_get(resv_obj);
+	bo->resv_owner = resv_obj;
+	ret = pagoda_bo_populate(bo, &ctx);
 	if (ret) {
 		drm_gem_object_put(&bo->tbo.base);
 		return ERR_PTR(ret);

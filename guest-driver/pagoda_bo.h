@@ -30,6 +30,7 @@ struct pagoda_pt_chunk;
  * @num_eviction_places: entries of @eviction_placement
  * @priority: DRM_PAGODA_PRIORITY_* given at creation; the TTM priority is
  *	one more, or 0 while @madv is DONTNEED (evicted first)
+ * @evicting: pagoda_bo_evict() is moving it, under the reservation
  * @madv: DRM_PAGODA_MADV_*, written with the reservation held
  * @discarded: its contents were discarded while DONTNEED; written with the
  *	reservation held, cleared by WILLNEED
@@ -37,6 +38,8 @@ struct pagoda_pt_chunk;
  *	each move, read without it (READ_ONCE) for fdinfo
  * @link: in &pagoda_device.bo_list, under &pagoda_device.bo_list_lock
  * @pt_chunk: for an allocation of page tables, its chunk (set once)
+ * @resv_owner: the object whose reservation it shares
+ *	(pagoda_bo_create_shared()), referenced until it is destroyed; set once
  * @gpuva_lock: protects the GEM object's list of address-space links
  *	(drm_gem_gpuva_set_lock()); innermost, see pagoda_vm.c
  * @phys_last_use: &pagoda_device.phys_clock when a physical-mode
@@ -51,11 +54,13 @@ struct pagoda_pt_chunk;
 struct pagoda_bo {
 	struct ttm_buffer_object tbo;
 	u32 priority;
+	bool evicting;
 	u32 madv;
 	bool discarded;
 	u32 segment;
 	struct list_head link;
 	struct pagoda_pt_chunk *pt_chunk;
+	struct drm_gem_object *resv_owner;
 	struct mutex gpuva_lock; /* see @gpuva_lock above */
 	u64 phys_last_use;
 	struct xarray host_aperture_slots;
@@ -121,6 +126,7 @@ void pagoda_bo_res_placement(struct ttm_resource *res, u64 *offset, u32 *contigu
 void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt);
 int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx);
 int pagoda_bo_place_step(struct pagoda_bo *bo, bool preferred, struct ttm_operation_ctx *ctx);
+int pagoda_bo_evict(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx);
 
 /* A placement failed for lack of room (or a lock contention in TTM's eviction). */
 static inline bool pagoda_bo_place_failed(int ret)
@@ -133,7 +139,7 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
 					  u32 flags);
 u64 pagoda_bo_contiguous_paddr(struct pagoda_bo *bo);
 struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size, u32 segments,
-					  struct dma_resv *resv);
+					  struct drm_gem_object *resv_obj);
 void pagoda_bo_free_kernel(struct pagoda_bo *bo);
 u64 pagoda_bo_page_paddr(struct pagoda_bo *bo, u64 offset);
 void pagoda_bo_run_first(struct pagoda_bo *bo, u64 offset, u64 size, struct pagoda_bo_run *run);

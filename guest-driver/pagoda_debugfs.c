@@ -169,7 +169,6 @@ static ssize_t pagoda_debugfs_evict_write(struct file *f, const char __user *buf
 					  loff_t *pos)
 {
 	struct pagoda_device *pgdev = file_inode(f)->i_private;
-	struct ttm_resource_manager *man;
 	unsigned int seg;
 	int ret, idx;
 
@@ -178,12 +177,11 @@ static ssize_t pagoda_debugfs_evict_write(struct file *f, const char __user *buf
 		return ret;
 	if (seg == PAGODA_SEG_SYSTEM || seg >= PAGODA_NUM_SEGMENTS)
 		return -EINVAL;
-	man = ttm_manager_type(&pgdev->bdev, pagoda_segment_mem_type(seg));
 	if (!drm_dev_enter(&pgdev->drm, &idx))
 		return -ENODEV;
 	ret = down_read_interruptible(&pgdev->reset_lock);
 	if (!ret) {
-		ret = ttm_resource_manager_evict_all(&pgdev->bdev, man);
+		ret = pagoda_bo_evict_segment(pgdev, pagoda_segment_mem_type(seg));
 		up_read(&pgdev->reset_lock);
 	}
 	drm_dev_exit(idx);

@@ -135,8 +135,9 @@ static void pagoda_fault_drain(struct pagoda_device *pgdev)
 	}
 	lost = pagoda_read(pgdev, PAGODA_REG_FAULT_LOST);
 	if (lost != pgdev->faults_lost) {
-		drm_err_ratelimited(&pgdev->drm, "%u fault records lost\n",
-				    lost - pgdev->faults_lost);
+		/* user jobs can fault faster than the queue drains: not an error of ours */
+		dev_info_ratelimited(pgdev->drm.dev, "%u fault records lost\n",
+				     lost - pgdev->faults_lost);
 		pgdev->faults_lost = lost;
 		/* the kernel context too: its jobs run again, the lost one failed */
 		pagoda_engine_fault(&pgdev->engine[PAGODA_ENGINE_PAGING], PAGODA_KERNEL_CONTEXT);

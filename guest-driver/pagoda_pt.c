@@ -144,9 +144,10 @@ static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 		return -ENOMEM;
 	}
 	chunk->bo = pagoda_bo_create_shared(vm->pgdev, bytes, vm->pgdev->params.pt_segments,
-					    drm_gpuvm_resv(&vm->gpuvm));
+					    drm_gpuvm_resv_obj(&vm->gpuvm));
 	if (IS_ERR(chunk->bo)) {
-		int ret = PTR_ERR(chunk->bo);
+		/* its placement may have evicted with the transaction's ticket */
+		int ret = pagoda_vm_place_failed(vm, PTR_ERR(chunk->bo));
 
 		chunk->bo = NULL;
 		pagoda_pt_chunk_free(chunk);
@@ -325,6 +326,14 @@ void pagoda_pt_fini(struct pagoda_vm *vm)
 		pagoda_pt_free(vm, vm->root);
 	vm->root = NULL;
 	xa_destroy(&vm->large_ptes);
+	/*
+	 * A chunk's allocation may outlive it (a walk over all allocations
+	 * holds a reference): its moves no longer name the chunk.
+	 */
+	dma_resv_lock(drm_gpuvm_resv(&vm->gpuvm), NULL);
+	list_for_each_entry(chunk, &vm->pt_chunks, link)
+		chunk->bo->pt_chunk = NULL;
+	dma_resv_unlock(drm_gpuvm_resv(&vm->gpuvm));
 	list_for_each_entry_safe(chunk, next, &vm->pt_chunks, link) {
 		list_del(&chunk->link);
 		pagoda_pt_chunk_free(chunk);
@@ -1096,11 +1105,11 @@ static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
  * keeps leaf tables' addresses), and a moved root is set again in the
  * space's next device context.
  *
- * Return: 0 or a negative errno.
+ * Return: 0, -EAGAIN when a placement ended the transaction
+ * (pagoda_vm_place()), or a negative errno.
  */
 int pagoda_pt_restore(struct pagoda_vm *vm)
 {
-	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct pagoda_paging_batch batch;
 	struct pagoda_pt_chunk *chunk;
 	struct dma_fence *fence;
@@ -1110,8 +1119,8 @@ int pagoda_pt_restore(struct pagoda_vm *vm)
 	if (!vm->pt_moved)
 		return 0;
 	list_for_each_entry(chunk, &vm->pt_chunks, link) {
-		ret = pagoda_bo_place(chunk->bo, &ctx);
-		if (ret && ret != -ENOSPC && ret != -ENOMEM)
+		ret = pagoda_vm_place(vm, chunk->bo);
+		if (ret)
 			return ret;
 		/* swapped-out pages came back elsewhere, without a move */
 		if (chunk->swapped)

@@ -84,11 +84,16 @@ static int pin_resident(struct pagoda_bo *bo)
 /*
  * ttm_bo_unreserve() puts the unpinned allocation back on its LRU, where
  * eviction finds it: ttm_bo_unpin() alone leaves it on the pinned list.
+ * Pinned outside its preferred segment (there was no room there), it is
+ * validated again before the next job of each space that maps it, which
+ * brings it back if there is room now.
  */
 static void unpin(struct pagoda_bo *bo)
 {
 	WARN_ON(ttm_bo_reserve(&bo->tbo, false, false, NULL));
 	ttm_bo_unpin(&bo->tbo);
+	if (!bo->tbo.pin_count && bo->tbo.resource->mem_type != bo->places[0].mem_type)
+		pagoda_vm_bo_moved(bo);
 	ttm_bo_unreserve(&bo->tbo);
 }
 

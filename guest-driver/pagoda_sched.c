@@ -1019,6 +1019,18 @@ void pagoda_submit_syncs_put(struct pagoda_submit_syncs *syncs)
 	kfree(syncs->out);
 }
 
+/*
+ * Prepare the space for the job in drm_gpuvm_exec_lock()'s locking loop,
+ * once everything is locked: validation evicts others with the
+ * transaction's ticket, which the loop's end closes (ww_acquire_done()).
+ */
+static int pagoda_submit_prepare(struct drm_gpuvm_exec *vm_exec)
+{
+	struct pagoda_render_job *job = vm_exec->extra.priv;
+
+	return pagoda_vm_prepare_job(to_pagoda_vm(vm_exec->vm), &vm_exec->exec, &job->base);
+}
+
 /* Lock the space, prepare it, arm and push @job. */
 static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *job,
 			      struct dma_fence **done)
@@ -1027,6 +1039,7 @@ static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *jo
 		.vm = &vm->gpuvm,
 		.flags = DRM_EXEC_INTERRUPTIBLE_WAIT | DRM_EXEC_IGNORE_DUPLICATES,
 		.num_fences = 1,
+		.extra = { .fn = pagoda_submit_prepare, .priv = job },
 	};
 	int ret;
 
@@ -1034,19 +1047,18 @@ static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *jo
 	ret = pagoda_vm_check_exec(vm, job->cmd_va, job->cmd_size);
 	if (ret)
 		goto unlock;
-	ret = drm_gpuvm_exec_lock(&vm_exec);
+	/* a transaction a placement ended runs again (pagoda_vm_place()) */
+	vm->place_step = 0;
+	while ((ret = drm_gpuvm_exec_lock(&vm_exec)) == -EAGAIN)
+		vm->place_step++;
 	if (ret)
 		goto unlock;	/* the exec is released already */
-	ret = pagoda_vm_prepare_job(vm, &vm_exec.exec, &job->base);
-	if (ret)
-		goto unlock_exec;
 	drm_sched_job_arm(&job->base);
 	trace_pagoda_render_submit(vm, job->ctx->id, job->cmd_va, job->cmd_size);
 	*done = dma_fence_get(&job->base.s_fence->finished);
 	drm_gpuvm_exec_resv_add_fence(&vm_exec, *done, DMA_RESV_USAGE_BOOKKEEP,
 				      DMA_RESV_USAGE_BOOKKEEP);
 	drm_sched_entity_push_job(&job->base);
-unlock_exec:
 	drm_gpuvm_exec_unlock(&vm_exec);
 unlock:
 	mutex_unlock(&vm->lock);

@@ -286,6 +286,28 @@ static void pagoda_evict_flags(struct ttm_buffer_object *bo, struct ttm_placemen
 	}
 }
 
+/**
+ * pagoda_bo_evict - evict an allocation as memory pressure would
+ * @bo: the allocation, reserved and not pinned
+ * @ctx: TTM's operation context
+ *
+ * Moved where pagoda_evict_flags() sends it, and the move is an eviction
+ * (counted as one; an allocation not needed is discarded).
+ *
+ * Return: 0 or a negative errno from TTM.
+ */
+int pagoda_bo_evict(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
+{
+	struct ttm_placement placement;
+	int ret;
+
+	pagoda_evict_flags(&bo->tbo, &placement);
+	bo->evicting = true;
+	ret = ttm_bo_validate(&bo->tbo, &placement, ctx);
+	bo->evicting = false;
+	return ret;
+}
+
 /* Zero every chunk of @res, a resource of a memory segment. */
 static int pagoda_clear(struct pagoda_paging_batch *batch, struct ttm_resource *res, u64 size)
 {
@@ -513,6 +535,7 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 	struct dma_fence *fence;
 	int ret;
 
+	evict |= to_pagoda_bo(bo)->evicting;
 	/* TTM zapped its CPU mappings: the slots showing its old place go */
 	if (old_type == PAGODA_PL_HIDDEN)
 		pagoda_host_aperture_release_bo(pgdev, to_pagoda_bo(bo));

@@ -223,18 +223,58 @@ static int pagoda_vm_step_unmap(struct drm_gpuva_op *op, void *priv)
 	return 0;
 }
 
+/* Placement steps of a space's transaction: the preferred segment, then any placement, twice. */
+#define PAGODA_VM_PLACE_STEPS	3
+
+/**
+ * pagoda_vm_place_failed - what a failed placement in a transaction returns
+ * @vm: the space, its lock held, in a drm_exec transaction
+ * @ret: the placement's errno
+ *
+ * TTM's eviction locks others' allocations with the transaction's ticket
+ * and reports a contention there (-EDEADLK) as a lack of room; after it the
+ * ww-mutex rules allow no other lock before the transaction has ended. So
+ * a placement that found no room ends the transaction (-EAGAIN), and its
+ * caller runs it again with the next &pagoda_vm.place_step; after the last
+ * step the lack of room is the answer.
+ *
+ * Return: -EAGAIN, or @ret.
+ */
+int pagoda_vm_place_failed(struct pagoda_vm *vm, int ret)
+{
+	if (pagoda_bo_place_failed(ret) && vm->place_step < PAGODA_VM_PLACE_STEPS - 1)
+		return -EAGAIN;
+	return ret;
+}
+
+/**
+ * pagoda_vm_place - place an allocation for the space, in its transaction
+ * @vm: the space, its lock held, in a drm_exec transaction
+ * @bo: the allocation, locked in it
+ *
+ * One step of pagoda_bo_place(), by &pagoda_vm.place_step.
+ *
+ * Return: 0, -EAGAIN when the transaction must end and run again
+ * (pagoda_vm_place_failed()), or a negative errno.
+ */
+int pagoda_vm_place(struct pagoda_vm *vm, struct pagoda_bo *bo)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+
+	return pagoda_vm_place_failed(vm, pagoda_bo_place_step(bo, !vm->place_step, &ctx));
+}
+
 /*
  * An evicted or moved allocation of the space, reserved: placed back where
  * it belongs, its mappings queued for rewriting.
  */
 static int pagoda_vm_bo_validate(struct drm_gpuvm_bo *vm_bo, struct drm_exec *exec)
 {
-	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct pagoda_vm_bo *pvb = container_of(vm_bo, struct pagoda_vm_bo, base);
 	struct pagoda_vm *vm = to_pagoda_vm(vm_bo->vm);
 	int ret;
 
-	ret = pagoda_bo_place(gem_to_pagoda_bo(vm_bo->obj), &ctx);
+	ret = pagoda_vm_place(vm, gem_to_pagoda_bo(vm_bo->obj));
 	if (ret)
 		return ret;
 	/* off the evicted list (drm_gpuvm_validate() would put it back) */
@@ -490,14 +530,16 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 /**
  * pagoda_vm_prepare_job - make what a space maps usable by a job
  * @vm: the space, its lock held
- * @exec: locks every allocation of the space (drm_gpuvm_exec_lock())
+ * @exec: locks every allocation of the space (drm_gpuvm_exec_lock()), in
+ *	its locking loop: validation evicts others with its ticket
  * @job: the job, not armed yet
  *
  * Validates the evicted allocations and rewrites their mappings, then
  * makes @job wait for the space's last page-table update and for the
  * moves of every allocation it maps.
  *
- * Return: 0 or a negative errno (-EIO when the space's tables were lost).
+ * Return: 0 or a negative errno (-EIO when the space's tables were lost,
+ * -EAGAIN when a placement ended the transaction: pagoda_vm_place()).
  */
 int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec, struct drm_sched_job *job)
 {
@@ -655,7 +697,6 @@ out:
 static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 			 struct drm_gem_object *obj)
 {
-	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct pagoda_vm_op_ctx op_ctx = {};
 	struct pagoda_bo *bo;
 	int ret;
@@ -670,7 +711,7 @@ static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 
 	/* placed first: where it is decides which spans get 2 MiB pages */
 	bo = gem_to_pagoda_bo(obj);
-	ret = pagoda_bo_place(bo, &ctx);
+	ret = pagoda_vm_place(vm, bo);
 	if (!ret)
 		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset);
 	if (ret) {
@@ -915,11 +956,15 @@ static int pagoda_vm_lock_protected(struct pagoda_vm *vm, struct drm_exec *exec,
  * Lock the space's reservation (that of its page tables) and those of the
  * allocations the operations map or protect, for the whole batch (the
  * space's lock keeps its mappings as they are meanwhile; a PROTECT can
- * only meet those, or what a MAP of the batch maps).
+ * only meet those, or what a MAP of the batch maps). Then, still in
+ * drm_exec's locking loop (placing memory evicts others with the
+ * transaction's ticket, which the loop's end closes), restore the space's
+ * tables and run the operations in order; *@done counts those that ran.
+ * -EAGAIN: a placement ended the transaction (pagoda_vm_place()).
  */
-static int pagoda_vm_lock_objs(struct pagoda_vm *vm, struct drm_exec *exec,
-			       const struct drm_pagoda_vm_op *ops, struct drm_gem_object **objs,
-			       u32 count)
+static int pagoda_vm_bind_locked(struct pagoda_vm *vm, struct drm_exec *exec,
+				 struct drm_pagoda_vm_op *ops, struct drm_gem_object **objs,
+				 u32 count, u32 *done)
 {
 	int ret = 0;
 	u32 i;
@@ -937,6 +982,15 @@ static int pagoda_vm_lock_objs(struct pagoda_vm *vm, struct drm_exec *exec,
 		}
 		if (ret)
 			break;
+		/* nothing below locks through @exec: the loop ends here */
+		ret = pagoda_vm_is_lost(vm) ? -EIO : pagoda_pt_restore(vm);
+		for (i = 0; i < count && !ret; i++) {
+			ret = vm->lost ? -EIO : pagoda_vm_run_op(vm, &ops[i], objs[i]);
+			trace_pagoda_vm_bind(vm, ops[i].op, ops[i].flags, ops[i].va, ops[i].size,
+					     ret);
+			if (!ret)
+				++*done;
+		}
 	}
 	return ret;
 }
@@ -1086,16 +1140,14 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 	if (ret)
 		goto out_exit;
 	mutex_lock(&vm->lock);
-	ret = pagoda_vm_lock_objs(vm, &exec, ops, objs, count);
-	if (!ret)
-		ret = pagoda_vm_is_lost(vm) ? -EIO : pagoda_pt_restore(vm);
-	for (i = 0; i < count && !ret; i++) {
-		ret = vm->lost ? -EIO : pagoda_vm_run_op(vm, &ops[i], objs[i]);
-		trace_pagoda_vm_bind(vm, ops[i].op, ops[i].flags, ops[i].va, ops[i].size, ret);
-		if (!ret)
-			done++;
+	/* a transaction a placement ended runs the rest of the batch again */
+	for (vm->place_step = 0; ; vm->place_step++) {
+		ret = pagoda_vm_bind_locked(vm, &exec, ops + done, objs + done, count - done,
+					    &done);
+		drm_exec_fini(&exec);
+		if (ret != -EAGAIN)
+			break;
 	}
-	drm_exec_fini(&exec);
 	fence = vm->last_update ? dma_fence_get(vm->last_update) : dma_fence_get_stub();
 	mutex_unlock(&vm->lock);
 	up_read(&pgdev->reset_lock);

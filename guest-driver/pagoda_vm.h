@@ -128,6 +128,10 @@ struct pagoda_fault {
  *	wait for it. Under @lock.
  * @rebind: links (struct pagoda_vm_bo) whose mappings are to be
  *	rewritten, under @lock
+ * @place_step: how the current drm_exec transaction places allocations
+ *	(pagoda_vm_place()): 0 into the preferred segment, then into any
+ *	placement; each transaction ended by a failed placement takes the
+ *	next. Under @lock
  * @dying: being torn down: mappings go without writing tables
  * @lost: a table update failed part-way: the space takes no more work
  * @pt_moved: a chunk of its tables moved or was swapped out since the
@@ -157,6 +161,7 @@ struct pagoda_vm {
 	u32 tables[PAGODA_MMU_MAX_LEVELS];
 	struct dma_fence *last_update;
 	struct list_head rebind;
+	u32 place_step;
 	bool dying;
 	bool lost;
 	bool pt_moved;
@@ -301,6 +306,8 @@ void pagoda_vm_destroy(struct pagoda_vm *vm);
 int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec,
 			  struct drm_sched_job *job);
 void pagoda_vm_bo_moved(struct pagoda_bo *bo);
+int pagoda_vm_place(struct pagoda_vm *vm, struct pagoda_bo *bo);
+int pagoda_vm_place_failed(struct pagoda_vm *vm, int ret);
 int pagoda_vm_check_exec(struct pagoda_vm *vm, u64 va, u64 size);
 struct drm_pagoda_sync;
 struct dma_fence_chain;
