@@ -374,6 +374,21 @@ static const struct pci_device_id pagoda_pci_ids[] = {
 };
 MODULE_DEVICE_TABLE(pci, pagoda_pci_ids);
 
+static unsigned int hang_timeout_ms = 10000;
+module_param(hang_timeout_ms, uint, 0444);
+MODULE_PARM_DESC(hang_timeout_ms,
+		 "How long a render job may run, and the paging engine make no progress, before it counts as hung (ms, at least 100; default 10000)");
+
+/**
+ * pagoda_hang_timeout - how long work may make no progress before it is hung
+ *
+ * Return: the hang_timeout_ms module parameter in jiffies, at least 100 ms.
+ */
+unsigned long pagoda_hang_timeout(void)
+{
+	return msecs_to_jiffies(max(hang_timeout_ms, 100u));
+}
+
 static struct pci_driver pagoda_pci_driver = {
 	.name		= DRIVER_NAME,
 	.id_table	= pagoda_pci_ids,

@@ -325,6 +325,7 @@ void pagoda_irq_set_sources(struct pagoda_device *pgdev, u32 sources, bool on);
 void pagoda_irq_fini(struct pagoda_device *pgdev);
 
 extern const struct pci_error_handlers pagoda_pci_err_handlers;
+unsigned long pagoda_hang_timeout(void);
 
 void pagoda_engines_stop(struct pagoda_device *pgdev, int error);
 struct pagoda_job;

@@ -52,8 +52,6 @@ static_assert(PAGODA_JOB_BUF_SIZE <= PAGODA_RING_MAX_LENGTH);
 
 /* How long a submitter waits for a free slot before it gives up. */
 #define PAGODA_SLOT_TIMEOUT		(10 * HZ)
-/* How long the paging engine may make no progress before the adapter is reset. */
-#define PAGODA_PAGING_TIMEOUT		(10 * HZ)
 
 static const char *pagoda_fence_driver_name(struct dma_fence *fence)
 {
@@ -273,7 +271,7 @@ u64 pagoda_engine_read_fence(struct pagoda_engine *engine)
 static void pagoda_engine_arm_tdr(struct pagoda_engine *engine)
 {
 	if (engine->id == PAGODA_ENGINE_PAGING)
-		mod_delayed_work(system_wq, &engine->tdr, PAGODA_PAGING_TIMEOUT);
+		mod_delayed_work(system_wq, &engine->tdr, pagoda_hang_timeout());
 }
 
 /**

@@ -107,7 +107,7 @@ struct pagoda_job {
  *	what a job's time on the engine is counted from, at the earliest
  * @running: the ring is programmed; cleared before a reset or unplug
  * @tdr: the paging engine's watchdog: runs when its oldest job made no
- *	progress for PAGODA_PAGING_TIMEOUT (pagoda_reset.c); re-armed at each
+ *	progress for pagoda_hang_timeout() (pagoda_reset.c); re-armed at each
  *	retirement. The render engine's is drm_sched's.
  */
 struct pagoda_engine {

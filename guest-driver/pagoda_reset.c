@@ -26,7 +26,7 @@
  * job, in whatever slot it gets.
  *
  * The adapter reset is the driver's own recovery (the model's TDR), for a
- * paging engine that made no progress for PAGODA_PAGING_TIMEOUT (the
+ * paging engine that made no progress for pagoda_hang_timeout() (the
  * engine's watchdog, pagoda_engine.c) and for a render engine that did
  * not come back from its engine reset (pagoda_sched.c). With the render
  * scheduler stopped and both engines' submit locks held, the driver
@@ -120,7 +120,7 @@ void pagoda_adapter_reset(struct pagoda_device *pgdev, struct pagoda_job *guilty
  * pagoda_paging_timedout - the paging engine's watchdog fired
  * @work: &pagoda_engine.tdr of the paging engine
  *
- * Its oldest job made no progress for PAGODA_PAGING_TIMEOUT: the adapter
+ * Its oldest job made no progress for pagoda_hang_timeout(): the adapter
  * is reset, that job fails with -ETIMEDOUT, the others run again.
  */
 void pagoda_paging_timedout(struct work_struct *work)

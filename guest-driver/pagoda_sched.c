@@ -32,7 +32,8 @@
  * from the space; the slot is resumed and freed once its last job retired.
  * The space's next job gets another slot: other processes never notice.
  *
- * A job that runs longer than PAGODA_RENDER_TIMEOUT is treated as hung
+ * A job that runs longer than pagoda_hang_timeout() (the hang_timeout_ms
+ * module parameter, 10 s by default) is treated as hung
  * (drm_sched's timeout): it is guilty, its context banned, and the render
  * engine is reset. The hung job fails with -ETIMEDOUT; every other job the
  * reset aborted is innocent and runs again from its start with a new
@@ -62,8 +63,6 @@
 
 /* Render jobs in flight: fewer than the user slots (1 .. contexts - 1). */
 #define PAGODA_RENDER_JOBS	31
-/* How long a render job may run before it counts as hung. */
-#define PAGODA_RENDER_TIMEOUT	msecs_to_jiffies(10000)
 
 /* fewer jobs in flight than user slots: a slot is always free */
 static_assert(PAGODA_NUM_CONTEXTS - 1 > PAGODA_RENDER_JOBS);
@@ -502,7 +501,7 @@ static void pagoda_render_resubmit(struct pagoda_device *pgdev, struct drm_sched
 }
 
 /*
- * A job ran PAGODA_RENDER_TIMEOUT: it is guilty, its context banned. The
+ * A job ran pagoda_hang_timeout(): it is guilty, its context banned. The
  * render engine is reset; when it does not come back the whole adapter is
  * (pagoda_adapter_reset()). Innocent jobs the reset aborted run again.
  */
@@ -590,7 +589,7 @@ int pagoda_sched_init(struct pagoda_device *pgdev)
 		return -ENOMEM;
 	ret = drm_sched_init(&pgdev->render_sched, &pagoda_render_sched_ops, pgdev->render_wq,
 			     DRM_SCHED_PRIORITY_COUNT, PAGODA_RENDER_JOBS, 0,
-			     PAGODA_RENDER_TIMEOUT, NULL, NULL, "pagoda-render", pgdev->drm.dev);
+			     pagoda_hang_timeout(), NULL, NULL, "pagoda-render", pgdev->drm.dev);
 	if (ret) {
 		destroy_workqueue(pgdev->render_wq);
 		return ret;

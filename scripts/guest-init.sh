@@ -51,8 +51,14 @@ if [ -w "$KMEMLEAK" ]; then
 	echo clear >"$KMEMLEAK"
 fi
 
+# pagoda.NAME=VALUE on the kernel command line: pagoda.ko's parameters
+# (busybox insmod does not look there itself).
+pagoda_args=$(tr ' ' '\n' </proc/cmdline | sed -n 's/^pagoda\.//p')
 for m in $(cat /modules/order); do
-	if ! insmod "/modules/$m"; then
+	args=
+	[ "$m" = pagoda.ko ] && args=$pagoda_args
+	# shellcheck disable=SC2086 # one word per parameter
+	if ! insmod "/modules/$m" $args; then
 		echo "PAGODA-INIT: insmod $m failed; kernel log:"
 		dmesg | tail -n 20
 	fi

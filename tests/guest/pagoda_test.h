@@ -346,6 +346,29 @@ static inline unsigned long long pt_cmdline_number(const char *key,
 }
 
 /*
+ * The module parameters the kernel command line gives pagoda.ko
+ * ("pagoda.NAME=VALUE", which the guest's init passes to insmod), as
+ * finit_module() takes them: "NAME=VALUE ..." in @args.
+ */
+static inline void pt_cmdline_module_args(char *args, size_t len)
+{
+	char cmdline[4096], *p;
+	size_t used = 0;
+	FILE *f;
+
+	args[0] = 0;
+	f = fopen("/proc/cmdline", "r");
+	if (!f)
+		return;
+	if (!fgets(cmdline, sizeof(cmdline), f))
+		cmdline[0] = 0;
+	fclose(f);
+	for (p = strtok(cmdline, " \n"); p; p = strtok(NULL, " \n"))
+		if (!strncmp(p, "pagoda.", 7) && used < len)
+			used += snprintf(args + used, len - used, "%s%s", used ? " " : "", p + 7);
+}
+
+/*
  * The /proc/interrupts lines whose action name is exactly @name: how many
  * there are, and the interrupts counted on them over all CPUs.
  */

@@ -122,6 +122,7 @@ static void unbind_bind(const char *bdf, volatile uint32_t *mmio)
 
 static void unload_reload(const char *bdf, volatile uint32_t *mmio)
 {
+	char args[512];
 	int fd, ret;
 
 	ret = syscall(SYS_delete_module, "pagoda", O_NONBLOCK) ? -errno : 0;
@@ -133,7 +134,9 @@ static void unload_reload(const char *bdf, volatile uint32_t *mmio)
 	fd = open(PT_MODULE_PATH, O_RDONLY | O_CLOEXEC);
 	if (!pt_check(fd >= 0, "open %s", PT_MODULE_PATH))
 		return;
-	ret = syscall(SYS_finit_module, fd, "", 0) ? -errno : 0;
+	/* with the parameters the guest's init gave it */
+	pt_cmdline_module_args(args, sizeof(args));
+	ret = syscall(SYS_finit_module, fd, args, 0) ? -errno : 0;
 	close(fd);
 	if (pt_check(!ret, "insmod %s: %s", PT_MODULE_PATH, ret ? strerror(-ret) : "done"))
 		check_bound(mmio, "after insmod");
