@@ -3,8 +3,10 @@
 # kernel file systems, loads the modules listed in /modules/order, runs the
 # programs named by pagoda_guest.run=A,B,... on the kernel command line and
 # prints one line per program for scripts/run-guest.sh:
-#   PAGODA-RESULT <name> PASS|FAIL|SKIP <exit status>
-# (exit status 77 means the program does not apply to this kernel: SKIP)
+#   PAGODA-RESULT <name> PASS|FAIL|SKIP <exit status> <seconds>
+# (exit status 77 means the program does not apply to this kernel: SKIP;
+# seconds: how long it ran, by the guest's clock), and
+#   PAGODA-TIME boot|end <seconds since the kernel started>
 # then powers off. A program fails too when the kernel reports a problem
 # while it runs: an oops, BUG or WARN, and under the debug kernel a KASAN,
 # KFENCE, lockdep, UBSAN, DEBUG_OBJECTS or DMA-API report. The debug
@@ -19,6 +21,10 @@ exec </dev/console >/dev/console 2>&1
 export PATH=/tests:/usr/bin:/bin
 
 mount -t proc proc /proc
+uptime_s() {
+	cut -d' ' -f1 /proc/uptime
+}
+echo "PAGODA-TIME boot $(uptime_s)"
 mount -t sysfs sysfs /sys
 mount -t debugfs debugfs /sys/kernel/debug
 mount -t tmpfs tmpfs /tmp
@@ -77,8 +83,10 @@ for p in $(echo "$run" | tr , ' '); do
 	echo "PAGODA-START $p"
 	before=$(bad_taint)
 	dmesg -c >/dev/null
+	start=$(uptime_s)
 	"$p"
 	rc=$?
+	seconds=$(echo "$start $(uptime_s)" | awk '{ printf "%.2f", $2 - $1 }')
 	case $rc in
 	0) result=PASS ;;
 	77) result=SKIP ;;
@@ -93,7 +101,7 @@ for p in $(echo "$run" | tr , ' '); do
 		dmesg | tail -n 80
 		result=FAIL
 	fi
-	echo "PAGODA-RESULT $p $result $rc"
+	echo "PAGODA-RESULT $p $result $rc $seconds"
 done
 
 # kmemleak reports only objects older than 5 s: wait, then scan.
@@ -107,5 +115,6 @@ if [ -w "$KMEMLEAK" ]; then
 		echo "PAGODA-INIT: kmemleak: no leak"
 	fi
 fi
+echo "PAGODA-TIME end $(uptime_s)"
 echo "PAGODA-DONE"
 poweroff -f

@@ -4,7 +4,8 @@
 #
 #   scripts/run-guest.sh [--kvm] [--kernel stock|debug] [--timeout SECONDS]
 #                        [--device OPTS] [--append KERNEL_ARGS]
-#                        [--stress-seconds N] [--pngs DIR] [PROGRAM...]
+#                        [--stress-seconds N] [--pngs DIR] [--prebuilt]
+#                        [PROGRAM...]
 #
 #   --kvm          use KVM instead of TCG (needs a working /dev/kvm)
 #   --kernel K     stock: Debian's 6.12 (default); debug: the same 6.12 with
@@ -12,10 +13,14 @@
 #   --timeout S    kill QEMU after S seconds (default 300, 900 with the
 #                  debug kernel); programs that did not report count as failed
 #   --device OPTS  properties of the device: -device pagoda,OPTS
-#   --append ARGS  extra kernel command line arguments (e.g. pci=nomsi)
+#   --append ARGS  extra kernel command line arguments (e.g. pci=nomsi;
+#                  pagoda.NAME=VALUE sets a parameter of pagoda.ko)
 #   --stress-seconds N  how long the stress program runs (default 60)
 #   --pngs DIR     where the guest's "screendump-png NAME" requests write
 #                  NAME.png (default: next to the log, as <log>-NAME.png)
+#   --prebuilt     boot the kernel and image as they are, without bringing
+#                  them up to date first (scripts/test.sh builds them once
+#                  for boots that run side by side)
 #   PROGRAM        name of a guest program; without any, every test in
 #                  tests/guest/ runs
 #
@@ -34,9 +39,9 @@ set -euo pipefail
 # usage STATUS: print the synopsis above, to stderr unless asked for.
 usage() {
 	if [ "$1" = 0 ]; then
-		sed -n '5,20s/^# \{0,1\}//p' "$0"
+		sed -n '5,25s/^# \{0,1\}//p' "$0"
 	else
-		sed -n '5,20s/^# \{0,1\}//p' "$0" >&2
+		sed -n '5,25s/^# \{0,1\}//p' "$0" >&2
 	fi
 	exit "$1"
 }
@@ -48,6 +53,7 @@ TIMEOUT=
 DEVICE_OPTS=
 APPEND=
 PNGS=
+PREBUILT=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kvm) ACCEL=kvm ;;
@@ -55,8 +61,9 @@ while [ $# -gt 0 ]; do
 	--timeout) TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--stress-seconds) APPEND+=" pagoda_guest.stress_seconds=${2:?--stress-seconds needs a value}"; shift ;;
 	--device) DEVICE_OPTS=${2:?--device needs a value}; shift ;;
-	--append) APPEND=${2:?--append needs a value}; shift ;;
+	--append) APPEND+=" ${2:?--append needs a value}"; shift ;;
 	--pngs) PNGS=${2:?--pngs needs a directory}; shift ;;
+	--prebuilt) PREBUILT=1 ;;
 	-h|--help) usage 0 ;;
 	--) shift; break ;;
 	-*) printf 'unknown option %s\n\n' "$1" >&2; usage 2 ;;
@@ -74,15 +81,17 @@ fi
 APPEND=${APPEND# }
 
 if [ "$KERNEL" = debug ]; then
-	"$PAGODA_ROOT/scripts/debug-kernel.sh"
+	[ -n "$PREBUILT" ] || "$PAGODA_ROOT/scripts/debug-kernel.sh"
 	VMLINUZ=$DEBUG_KERNEL_BUILD/arch/x86/boot/bzImage
 else
 	VMLINUZ=$KERNEL_DIR/vmlinuz
 fi
-"$PAGODA_ROOT/scripts/build-guest.sh" --kernel "$KERNEL"
+[ -n "$PREBUILT" ] || "$PAGODA_ROOT/scripts/build-guest.sh" --kernel "$KERNEL"
 
 STAGE=$GUEST_BUILD/initramfs-$KERNEL
 IMAGE=$GUEST_BUILD/initramfs-$KERNEL.cpio.gz
+[ -f "$IMAGE" ] && [ -f "$VMLINUZ" ] ||
+	die "no $KERNEL kernel or guest image built" "run scripts/build-guest.sh --kernel $KERNEL"
 
 step "guest run"
 known=()
@@ -182,7 +191,7 @@ failed=0
 mapfile -t results < <(grep '^PAGODA-RESULT ' "$LOG" || true)
 i=0
 for p in "$@"; do
-	read -r _ name result rc <<<"${results[$i]:-}"
+	read -r _ name result rc seconds <<<"${results[$i]:-}"
 	if [ "${name:-}" != "$p" ]; then
 		info "FAIL $p (no result: the guest timed out, crashed or stopped early)"
 		failed=$((failed + 1))
@@ -190,15 +199,24 @@ for p in "$@"; do
 	fi
 	i=$((i + 1))
 	if [ "$result" = PASS ]; then
-		info "PASS $p"
+		info "PASS $p (${seconds} s)"
 		passed=$((passed + 1))
 	elif [ "$result" = SKIP ]; then
 		info "SKIP $p (does not apply to the $KERNEL kernel)"
 	else
-		info "FAIL $p (exit status $rc)"
+		info "FAIL $p (exit status $rc, ${seconds} s)"
 		failed=$((failed + 1))
 	fi
 done
+# where the guest's time went: booting, the programs, the checks after them
+boot=$(sed -n 's/^PAGODA-TIME boot //p' "$LOG")
+end=$(sed -n 's/^PAGODA-TIME end //p' "$LOG")
+if [ -n "$boot" ] && [ -n "$end" ]; then
+	info "$(awk -v boot="$boot" -v end="$end" -v all="$elapsed" '
+		/^PAGODA-RESULT / { programs += $5 }
+		END { printf "time: %.1f s booting, %.1f s in programs, %.1f s in init (modules, checks), %.1f s in all\n",
+			boot, programs, end - boot - programs, all }' "$LOG")"
+fi
 
 # A kernel problem fails the run even when every program passed: show
 # each report the guest printed (PAGODA-KERNEL: and what follows it), and

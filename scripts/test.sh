@@ -3,9 +3,12 @@
 # test: host unit tests, the device qtests and the guest tests (a Linux
 # guest with the Pagoda GPU running the programs of tests/guest/), once on
 # Debian's stock kernel and once on the debug kernel (KASAN, lockdep,
-# kmemleak, ...). Ends with one summary line per kind, then one line
-# "N passed, M failed" over all of them, and exits non-zero if anything
-# failed.
+# kmemleak, ...). The debug kernel's build and its main boot, the longest
+# part, run beside the rest (two processes on two cores: a guest leaves a
+# core idle much of the time); each boot's console goes to a log of its
+# own and its results are printed once it ends. Ends with where the time
+# went, one summary line per kind, then one line "N passed, M failed"
+# over all of them, and exits non-zero if anything failed.
 #   usage: scripts/test.sh [--kvm]
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -52,17 +55,37 @@ qtests() {
 	fi
 }
 
-# guest_boot KIND LOG RUN-GUEST-ARGS...: one boot; adds its counts to KIND.
+# guest_boot KIND LABEL RUN-GUEST-ARGS...: one boot, its console in a log of
+# its own; prints the boot's results (and the output of any program that
+# failed), records its counts for KIND and its time.
 guest_boot() {
-	local kind=$1 log=$2 line; shift 2
-	"$PAGODA_ROOT/scripts/run-guest.sh" "${GUEST_ARGS[@]}" "$@" 2>&1 | tee "$log" || true
+	local kind=$1 label=$2 log=$LOGS/guest-tests-$2.log line passed=0 failed=1 start
+	shift 2
+	start=$(date +%s)
+	"$PAGODA_ROOT/scripts/run-guest.sh" "${GUEST_ARGS[@]}" "$@" >"$log" 2>&1 || true
+	echo "==> guest tests: $label (console: $log)"
+	# run-guest.sh's own summary: the programs' results, kernel reports, time
+	sed -n '/^==> results/,$p' "$log" | sed '1d'
+	failed_output "$log"
 	line=$({ grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" || true; } | tail -n 1)
-	if [ -z "$line" ]; then
-		FAILED[$kind]=$(( ${FAILED[$kind]} + 1 ))
-		return
+	if [ -n "$line" ]; then
+		passed=${line%% passed*}
+		failed=$(echo "$line" | sed 's/.*, \([0-9]*\) failed/\1/')
+	else
+		tail -n 30 "$log"
 	fi
-	PASSED[$kind]=$(( ${PASSED[$kind]} + ${line%% passed*} ))
-	FAILED[$kind]=$(( ${FAILED[$kind]} + $(echo "$line" | sed 's/.*, \([0-9]*\) failed/\1/') ))
+	echo "$passed $failed" >>"$LOGS/counts-$kind"
+	echo "$label $(( $(date +%s) - start ))" >>"$TIMES"
+}
+
+# failed_output LOG: what each program that failed printed (its last lines).
+failed_output() {
+	local name
+	for name in $(sed -n 's/^PAGODA-RESULT \([^ ]*\) FAIL .*/\1/p' "$1"); do
+		echo "    output of $name (last 40 lines):"
+		awk -v p="$name" '$0 == "PAGODA-START " p { on = 1; next }
+			on && /^PAGODA-RESULT / { exit } on' "$1" | tail -n 40 | sed 's/^/        /'
+	done
 }
 
 # Programs that exercise interrupt delivery, run again under INTx.
@@ -84,28 +107,108 @@ PHYS_DEVICE=vram-size=16M,hidden-vram-size=8M,aperture-size=16M
 # The stress program runs 60 s where the checks are (debug kernel), 20 s
 # on the stock kernel.
 declare -A STRESS_SECONDS=([stock]=20 [debug]=60)
+# A hung job is found after 3 s, not 10 (the driver's default): the
+# recovery programs hang the engines three times on each kernel.
+DRIVER_ARGS="pagoda.hang_timeout_ms=3000"
 
-# guest_lane KERNEL KIND: the whole guest suite on one kernel, then the
-# interrupt programs under INTx.
-guest_lane() {
-	local kernel=$1 kind=$2
-	PASSED[$kind]=0
-	FAILED[$kind]=0
-	step "guest tests, $kernel kernel (Linux guest with the Pagoda GPU, MSI-X)"
-	guest_boot "$kind" "$LOGS/guest-tests-$kernel.log" --kernel "$kernel" \
-		--device "$SUITE_DEVICE" --stress-seconds "${STRESS_SECONDS[$kernel]}"
-	step "guest tests, $kernel kernel (interrupts through INTx: pci=nomsi)"
-	guest_boot "$kind" "$LOGS/guest-tests-$kernel-intx.log" --kernel "$kernel" \
-		--append pci=nomsi $INTX_PROGRAMS
-	local opts
+# main_boot KERNEL KIND: the whole guest suite on one kernel.
+main_boot() {
+	guest_boot "$2" "$1" --kernel "$1" --prebuilt --append "$DRIVER_ARGS" \
+		--device "$SUITE_DEVICE" --stress-seconds "${STRESS_SECONDS[$1]}"
+}
+
+# other_boots KERNEL KIND: the interrupt programs under INTx, the
+# address-space programs on the other page-table layouts and physical mode
+# on a small device.
+other_boots() {
+	local kernel=$1 kind=$2 opts
+	guest_boot "$kind" "$kernel-intx" --kernel "$kernel" --prebuilt \
+		--append "pci=nomsi $DRIVER_ARGS" $INTX_PROGRAMS
 	for opts in $VM_DEVICES; do
-		step "guest tests, $kernel kernel (address spaces with $opts)"
-		guest_boot "$kind" "$LOGS/guest-tests-$kernel-$opts.log" --kernel "$kernel" \
-			--device "$SUITE_DEVICE,$opts" $VM_PROGRAMS
+		guest_boot "$kind" "$kernel-$opts" --kernel "$kernel" --prebuilt \
+			--append "$DRIVER_ARGS" --device "$SUITE_DEVICE,$opts" $VM_PROGRAMS
 	done
-	step "guest tests, $kernel kernel (physical mode on a small device: $PHYS_DEVICE)"
-	guest_boot "$kind" "$LOGS/guest-tests-$kernel-phys.log" --kernel "$kernel" \
-		--device "$PHYS_DEVICE" $PHYS_PROGRAMS
+	guest_boot "$kind" "$kernel-phys" --kernel "$kernel" --prebuilt \
+		--append "$DRIVER_ARGS" --device "$PHYS_DEVICE" $PHYS_PROGRAMS
+}
+
+# debug_side: the debug kernel (built on first use, minutes) and its image,
+# then the debug kernel's main boot, the longest (KASAN and lockdep slow
+# the guest down), beside everything else: a guest leaves a core idle much
+# of the time. Leaves $DEBUG_READY or $DEBUG_FAILED for the other side,
+# which runs the debug kernel's other boots. Output to DEBUG_SIDE_LOG.
+debug_side() {
+	local start
+	start=$(date +%s)
+	if "$PAGODA_ROOT/scripts/debug-kernel.sh" &&
+	   "$PAGODA_ROOT/scripts/build-guest.sh" --kernel debug; then
+		echo "debug-kernel-and-image $(( $(date +%s) - start ))" >>"$TIMES"
+		touch "$DEBUG_READY"
+		main_boot debug guest-debug
+	else
+		touch "$DEBUG_FAILED"
+		echo "0 1" >>"$LOGS/counts-guest-debug"
+		echo "    the debug kernel or its image did not build: no guest test ran on it"
+	fi
+}
+
+# wait_debug_image: until debug_side has built the debug kernel and image
+# (true) or failed to (false).
+wait_debug_image() {
+	local start
+	start=$(date +%s)
+	while [ ! -e "$DEBUG_READY" ] && [ ! -e "$DEBUG_FAILED" ] && kill -0 "$debug_pid" 2>/dev/null; do
+		sleep 2
+	done
+	echo "waiting-for-the-debug-kernel $(( $(date +%s) - start ))" >>"$TIMES"
+	[ -e "$DEBUG_READY" ]
+}
+
+# add_counts KIND: the counts its boots recorded (a lane that recorded
+# nothing failed once).
+add_counts() {
+	local p f
+	PASSED[$1]=0
+	FAILED[$1]=0
+	if [ ! -s "$LOGS/counts-$1" ]; then
+		FAILED[$1]=1
+		return
+	fi
+	while read -r p f; do
+		PASSED[$1]=$(( ${PASSED[$1]} + p ))
+		FAILED[$1]=$(( ${FAILED[$1]} + f ))
+	done <"$LOGS/counts-$1"
+}
+
+# timed LABEL COMMAND...: run it and record how long it took.
+timed() {
+	local label=$1 start rc=0
+	shift
+	start=$(date +%s)
+	"$@" || rc=$?
+	echo "$label $(( $(date +%s) - start ))" >>"$TIMES"
+	return $rc
+}
+
+# time_report: where the run's time went, by wall clock: each step and
+# boot (the debug kernel and its lane ran beside the rest), then the
+# guest programs that took longest.
+time_report() {
+	local label seconds
+	echo
+	echo "==> time (wall clock; the debug kernel's main boot ran beside the rest)"
+	while read -r label seconds; do
+		printf '    %-32s %5s s\n' "$label" "$seconds"
+	done <"$TIMES"
+	printf '    %-32s %5s s\n' "all" "$(( $(date +%s) - RUN_START ))"
+	echo "    slowest guest programs:"
+	for label in "$LOGS"/guest-tests-*.log; do
+		[ -f "$label" ] || continue
+		sed -n "s|^PAGODA-RESULT \\([^ ]*\\) [A-Z]* [0-9]* \\([0-9.]*\\)$|\\2 \\1 $(basename "$label" .log)|p" "$label"
+	done | sort -rn | head -n 8 |
+		while read -r seconds label boot; do
+			printf '      %-30s %6s s  (%s)\n' "$label" "$seconds" "${boot#guest-tests-}"
+		done
 }
 
 # summary: one line per kind, then the total; a run cut short by a failing
@@ -133,19 +236,44 @@ summary() {
 
 main() {
 	mkdir -p "$LOGS"
+	rm -f "$LOGS"/counts-* "$LOGS"/guest-tests-*.log "$DEBUG_READY" "$DEBUG_FAILED"
+	: >"$TIMES"
+	: >"$LOGS/counts-guest"
+	: >"$LOGS/counts-guest-debug"
 	PAGODA_STEP=scripts/setup.sh
-	"$PAGODA_ROOT/scripts/setup.sh"
-	PAGODA_STEP=scripts/debug-kernel.sh
-	"$PAGODA_ROOT/scripts/debug-kernel.sh"
-	unit_tests
-	qtests
-	guest_lane stock guest
-	guest_lane debug guest-debug
+	timed setup "$PAGODA_ROOT/scripts/setup.sh"
+	# the guest programs (shared by both kernels) and the stock image
+	PAGODA_STEP=scripts/build-guest.sh
+	timed stock-image "$PAGODA_ROOT/scripts/build-guest.sh" --kernel stock
+	PAGODA_STEP="tests"
+	echo "==> the debug kernel's main boot, beside the rest (log: $DEBUG_SIDE_LOG)"
+	debug_side >"$DEBUG_SIDE_LOG" 2>&1 &
+	debug_pid=$!
+	timed unit unit_tests
+	timed qtests qtests
+	main_boot stock guest
+	other_boots stock guest
+	if wait_debug_image; then
+		other_boots debug guest-debug
+	fi
+	wait "$debug_pid" || true
+	debug_pid=
+	cat "$DEBUG_SIDE_LOG"
+	add_counts guest
+	add_counts guest-debug
+	time_report
 	MAIN_DONE=1
 	summary
 }
 
 SUMMARY_DONE=0
 MAIN_DONE=0
-trap 'summary || true' EXIT
+RUN_START=$(date +%s)
+TIMES=$LOGS/times
+DEBUG_SIDE_LOG=$LOGS/debug-side.log
+DEBUG_READY=$LOGS/debug-image.ready
+DEBUG_FAILED=$LOGS/debug-image.failed
+debug_pid=
+# an interrupted run stops the debug side too
+trap '[ -z "$debug_pid" ] || kill "$debug_pid" 2>/dev/null; summary || true' EXIT
 main
