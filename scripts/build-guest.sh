@@ -197,9 +197,39 @@ module_chain() {
 	done | awk '!seen[$0]++'
 }
 
+# stage_kernel_module KO DIR: the kernel's module KO (xz), decompressed for
+# busybox insmod, as DIR/<name>.ko in the image.
+stage_kernel_module() {
+	local ko=$1 dst=$STAGE/$2/$(basename "$1" .xz) tmp
+	if [ ! -f "$dst" ] || [ "$ko" -nt "$dst" ]; then
+		tmp=$(mktemp)
+		xz -dc "$ko" >"$tmp" || die "cannot decompress $ko" "rerun scripts/setup.sh to refetch the kernel"
+		install_if_changed "$tmp" "$dst" || touch "$dst"
+		rm -f "$tmp"
+	fi
+	WANTED+=("./$2/$(basename "$ko" .xz)")
+}
+
+# The stock kernel's NVMe driver, for the benchmarks that measure QEMU's
+# NVMe controller beside the GPU: /init loads modules/nvme/order only when
+# the guest has an NVMe controller.
+stage_nvme_modules() {
+	local ko order=()
+	[ "$KERNEL" = stock ] || return 0
+	for ko in $(modprobe -d "$MODROOT" -S "$RELEASE" --show-depends nvme |
+		    sed -n 's/^insmod \([^ ]*\).*/\1/p'); do
+		stage_kernel_module "$ko" modules/nvme
+		order+=("$(basename "$ko" .xz)")
+	done
+	[ ${#order[@]} -gt 0 ] || die "modprobe cannot resolve nvme for $RELEASE" \
+		"check that nvme exists in $MODROOT/lib/modules/$RELEASE"
+	printf '%s\n' "${order[@]}" >"$MODULE_BUILD/nvme.order"
+	stage "$MODULE_BUILD/nvme.order" modules/nvme/order
+}
+
 stage_modules() {
 	step "modules for pagoda.ko"
-	local chain= ko name order=() tmp
+	local chain= ko order=()
 	# The debug kernel has DRM and its helpers built in.
 	if [ "$KERNEL" = stock ]; then
 		chain=$(module_chain) || exit 1
@@ -207,17 +237,10 @@ stage_modules() {
 		die "pagoda.ko needs modules the debug kernel does not build in: $(modinfo -F depends "$MODULE")" \
 			"select them in scripts/debug-kernel/Kconfig.pagoda"
 	fi
-	tmp=$(mktemp)
 	for ko in $chain; do
-		name=$(basename "$ko" .xz)
-		if [ ! -f "$STAGE/modules/$name" ] || [ "$ko" -nt "$STAGE/modules/$name" ]; then
-			xz -dc "$ko" >"$tmp" || die "cannot decompress $ko" "rerun scripts/setup.sh to refetch the kernel"
-			install_if_changed "$tmp" "$STAGE/modules/$name" || touch "$STAGE/modules/$name"
-		fi
-		WANTED+=("./modules/$name")
-		order+=("$name")
+		stage_kernel_module "$ko" modules
+		order+=("$(basename "$ko" .xz)")
 	done
-	rm -f "$tmp"
 	stage "$MODULE" modules/pagoda.ko
 	order+=(pagoda.ko)
 	printf '%s\n' "${order[@]}" >"$MODULE_BUILD/modules.order"
@@ -297,6 +320,7 @@ main() {
 	build_module
 	build_programs
 	stage_modules
+	stage_nvme_modules
 	stage_files
 	pack
 	info "guest build done in $((SECONDS - start)) s"

@@ -69,6 +69,13 @@ for m in $(cat /modules/order); do
 		dmesg | tail -n 20
 	fi
 done
+# QEMU's NVMe controller, beside the GPU for the benchmarks' baseline
+# (class 0x010802): its driver, when the image has it.
+if [ -f /modules/nvme/order ] && grep -qx 0x010802 /sys/bus/pci/devices/*/class; then
+	for m in $(cat /modules/nvme/order); do
+		insmod "/modules/nvme/$m" || echo "PAGODA-INIT: insmod nvme/$m failed"
+	done
+fi
 dmesg | grep -E 'pagoda[ :]|\[drm\]' | sed 's/^/PAGODA-INIT: /'
 if [ "$(reports)" != 0 ]; then
 	echo "PAGODA-KERNEL: kernel report during boot or module load:"

@@ -78,8 +78,10 @@ wire_qtests
 add_line_after "$qemu/tests/qtest/fuzz/meson.build" "specific_fuzz_ss.add(files('generic_fuzz.c'))" \
 	"specific_fuzz_ss.add(when: 'CONFIG_PAGODA', if_true: files('pagoda_fuzz.c'))"
 write_if_changed "$qemu/configs/devices/x86_64-softmmu/pagoda.mak" configs/devices/x86_64-softmmu/pagoda.mak <<'MAK'
-# Minimal x86_64 machine set for Pagoda: q35 and pc, and the Pagoda GPU.
+# Minimal x86_64 machine set for Pagoda: q35 and pc, the Pagoda GPU, and
+# QEMU's NVMe controller, the baseline of the benchmarks' round trips.
 CONFIG_Q35=y
 CONFIG_I440FX=y
 CONFIG_PAGODA=y
+CONFIG_NVME_PCI=y
 MAK

@@ -12,17 +12,28 @@
  *    null ioctl and against the device's own floor, a paging job's round
  *    trip (a bind of one zero page, waited); jobs per second when 512 are
  *    in flight;
+ *  - when the guest has QEMU's NVMe controller (scripts/bench.sh gives it
+ *    one on a null-co drive), the same kind of round trip through another
+ *    device of the same QEMU: one 4 KiB O_DIRECT read (doorbell, DMA,
+ *    MSI-X, blk-mq completion, the reader woken), and reads per second
+ *    with 32 in flight; the job figures are then also given as ratios of
+ *    these;
  *  - the first job after every allocation of the space was evicted (its
  *    allocations validated back and their mappings rewritten), against the
  *    no-op round trip.
  * Not a test: nothing depends on the figures.
  *   usage: pagoda-vmbench
  */
+#define _GNU_SOURCE	/* O_DIRECT */
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <libpagoda.h>
 
@@ -33,8 +44,20 @@
 #define WAIT_NS		(60ll * 1000 * 1000 * 1000)
 #define DEBUGFS		"/sys/kernel/debug/dri/0"
 
+/* QEMU's NVMe controller, the baseline of the round trips, when there is one */
+#define NVME_DEV	"/dev/nvme0n1"
+#define NVME_BLOCK	4096
+#define NVME_DEPTH	32
+#define NVME_READS	4096
+
 static struct pagoda_dev dev;
-static uint32_t sync;
+static uint32_t out_sync;
+
+/* The NVMe baseline of this run: 0 when the guest has no NVMe controller. */
+struct nvme_baseline {
+	double read_s;		/* one 4 KiB read's round trip */
+	double qd32_iops;	/* 4 KiB reads per second, 32 in flight */
+};
 
 static double now(void)
 {
@@ -97,8 +120,8 @@ static double map_unmap_rate(struct pagoda_bo *bo, uint64_t base, uint64_t granu
 
 		check("map", pagoda_vm_map(&dev, bo->handle, 0, granule, DRM_PAGODA_VM_FIXED, &va,
 					   0, 0, 0));
-		check("unmap", pagoda_vm_unmap(&dev, va, granule, sync));
-		check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+		check("unmap", pagoda_vm_unmap(&dev, va, granule, out_sync));
+		check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
 	}
 	return n / (now() - t);
 }
@@ -141,8 +164,8 @@ static void bind_gib(struct pagoda_bo *bo, uint64_t skew, const char *what)
 		ops[i].va = base + i * 64 * MIB;
 	}
 	t = now();
-	check("bind 1 GiB", pagoda_vm_bind(&dev, ops, 16, sync, 0, NULL));
-	check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+	check("bind 1 GiB", pagoda_vm_bind(&dev, ops, 16, out_sync, 0, NULL));
+	check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
 	t = now() - t;
 	for (i = 0; i < 4; i++) {
 		char word[8];
@@ -184,10 +207,99 @@ static void bench_binds(double null_s)
 	pagoda_bo_free(&dev, &bo);
 }
 
+/* 4 KiB reads per second with NVME_DEPTH in flight (Linux AIO), or 0. */
+static double nvme_qd32(int fd, char *buf)
+{
+	struct iocb cbs[NVME_DEPTH], *list[NVME_DEPTH];
+	struct io_event events[NVME_DEPTH];
+	aio_context_t aio = 0;
+	unsigned int i, issued = 0, done = 0;
+	double t;
+	long n;
+
+	if (syscall(SYS_io_setup, NVME_DEPTH, &aio))
+		return 0;
+	for (i = 0; i < NVME_DEPTH; i++) {
+		cbs[i] = (struct iocb){
+			.aio_fildes = fd, .aio_lio_opcode = IOCB_CMD_PREAD,
+			.aio_buf = (uintptr_t)(buf + i * NVME_BLOCK), .aio_nbytes = NVME_BLOCK,
+			.aio_offset = (uint64_t)i * NVME_BLOCK, .aio_data = i,
+		};
+		list[i] = &cbs[i];
+	}
+	t = now();
+	if (syscall(SYS_io_submit, aio, NVME_DEPTH, list) != NVME_DEPTH)
+		goto fail;
+	issued = NVME_DEPTH;
+	while (done < NVME_READS) {
+		n = syscall(SYS_io_getevents, aio, 1, NVME_DEPTH, events, NULL);
+		if (n <= 0)
+			goto fail;
+		for (i = 0; i < n; i++) {
+			if (events[i].res != NVME_BLOCK)
+				goto fail;
+			done++;
+			if (issued < NVME_READS) {
+				struct iocb *cb = &cbs[events[i].data];
+
+				cb->aio_offset = (uint64_t)(issued++ % 4096) * NVME_BLOCK;
+				if (syscall(SYS_io_submit, aio, 1, &cb) != 1)
+					goto fail;
+			}
+		}
+	}
+	t = now() - t;
+	syscall(SYS_io_destroy, aio);
+	return NVME_READS / t;
+fail:
+	fprintf(stderr, "pagoda-vmbench: NVMe reads with %u in flight: %s\n", NVME_DEPTH,
+		strerror(errno));
+	syscall(SYS_io_destroy, aio);
+	return 0;
+}
+
+/*
+ * The NVMe baseline: a 4 KiB O_DIRECT read's round trip, best of 3 runs of
+ * 100 (as the jobs' below), and reads per second with 32 in flight.
+ */
+static struct nvme_baseline nvme_baseline(void)
+{
+	struct nvme_baseline nvme = { 0 };
+	double t;
+	char *buf;
+	int fd, run, i;
+
+	fd = open(NVME_DEV, O_RDONLY | O_DIRECT);
+	if (fd < 0)
+		return nvme;
+	buf = aligned_alloc(NVME_BLOCK, NVME_BLOCK * NVME_DEPTH);
+	if (!buf) {
+		close(fd);
+		return nvme;
+	}
+	nvme.read_s = 1e9;
+	for (run = 0; run < 3; run++) {
+		t = now();
+		for (i = 0; i < 100; i++)
+			if (pread(fd, buf, NVME_BLOCK, (off_t)i * NVME_BLOCK) != NVME_BLOCK) {
+				fprintf(stderr, "pagoda-vmbench: NVMe read: %s\n", strerror(errno));
+				nvme.read_s = 0;
+				goto out;
+			}
+		t = (now() - t) / 100;
+		nvme.read_s = t < nvme.read_s ? t : nvme.read_s;
+	}
+	nvme.qd32_iops = nvme_qd32(fd, buf);
+out:
+	free(buf);
+	close(fd);
+	return nvme;
+}
+
 /* Round trip of one job, best of 3 runs of 100, in seconds. */
 static double job_round_trip(uint32_t ctx, uint64_t va)
 {
-	struct drm_pagoda_sync out = { .handle = sync };
+	struct drm_pagoda_sync out = { .handle = out_sync };
 	double best = 1e9, t;
 	int run, i;
 
@@ -195,7 +307,7 @@ static double job_round_trip(uint32_t ctx, uint64_t va)
 		t = now();
 		for (i = 0; i < 100; i++) {
 			check("submit", pagoda_submit(&dev, ctx, va, 4, NULL, 0, &out, 1));
-			check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+			check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
 		}
 		t = (now() - t) / 100;
 		best = t < best ? t : best;
@@ -220,8 +332,8 @@ static double paging_round_trip(void)
 			va = res;
 			check("map", pagoda_vm_map(&dev, 0, 0, 4 * KIB,
 						   DRM_PAGODA_VM_FIXED | DRM_PAGODA_VM_ZERO, &va, 0, 0,
-						   sync));
-			check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+						   out_sync));
+			check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
 		}
 		t = (now() - t) / 100;
 		best = t < best ? t : best;
@@ -230,9 +342,9 @@ static double paging_round_trip(void)
 	return best;
 }
 
-static void bench_jobs(double null_s)
+static void bench_jobs(double null_s, const struct nvme_baseline *nvme)
 {
-	struct drm_pagoda_sync out = { .handle = sync };
+	struct drm_pagoda_sync out = { .handle = out_sync };
 	struct pagoda_cmdbuf cb;
 	struct pagoda_bo cmd, data;
 	uint64_t cmd_va = 0, va;
@@ -257,10 +369,17 @@ static void bench_jobs(double null_s)
 	t = now();
 	for (i = 0; i < 512; i++)
 		check("submit", pagoda_submit(&dev, ctx, cmd_va, 4, NULL, 0, &out, 1));
-	check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+	check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
 	t = now() - t;
 	printf("  no-op jobs in flight                 %8.0f /s   (%.1f us each)\n", 512 / t,
 	       t * 1e6 / 512);
+	if (nvme->read_s) {
+		printf("  against QEMU's NVMe: paging job %.2fx its 4 KiB read, no-op job %.2fx",
+		       paging / nvme->read_s, rt / nvme->read_s);
+		if (nvme->qd32_iops)
+			printf(", jobs in flight %.2fx its reads at queue depth 32", 512 / t / nvme->qd32_iops);
+		printf("\n");
+	}
 
 	/* 16 x 4 MiB in VRAM, mapped; VRAM evicted; the next job brings them back */
 	for (i = 0; i < 16; i++) {
@@ -280,7 +399,7 @@ static void bench_jobs(double null_s)
 	}
 	t = now();
 	check("submit", pagoda_submit(&dev, ctx, cmd_va, 4, NULL, 0, &out, 1));
-	check("wait", pagoda_syncobj_wait(&dev, sync, 0, WAIT_NS));
+	check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
 	evicted = now() - t;
 	printf("  first job after all VRAM evicted     %8.1f ms   (64 MiB back in VRAM, 16 mappings rewritten; %.0fx a no-op job)\n",
 	       evicted * 1e3, evicted / rt);
@@ -289,15 +408,22 @@ static void bench_jobs(double null_s)
 
 int main(void)
 {
+	struct nvme_baseline nvme;
 	double null_s;
 
 	check("open", pagoda_open(&dev));
-	check("syncobj", pagoda_syncobj_create(&dev, &sync));
+	check("syncobj", pagoda_syncobj_create(&dev, &out_sync));
 	printf("address spaces and submission (pagoda-vmbench)\n");
 	null_s = null_ioctl();
 	printf("  null ioctl (GET_PARAM)               %8.1f us\n", null_s * 1e6);
+	nvme = nvme_baseline();
+	if (nvme.read_s)
+		printf("  NVMe 4 KiB read round trip (QEMU's)  %8.1f us   (O_DIRECT; %.0f reads/s with 32 in flight)\n",
+		       nvme.read_s * 1e6, nvme.qd32_iops);
+	else
+		printf("  (no NVMe controller in this guest: no NVMe baseline)\n");
 	bench_binds(null_s);
-	bench_jobs(null_s);
+	bench_jobs(null_s, &nvme);
 	pagoda_close(&dev);
 	return 0;
 }
