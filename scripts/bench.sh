@@ -28,6 +28,25 @@ NVME_ARGS="-blockdev driver=null-co,node-name=nvme-null,size=1073741824,read-zer
 -device nvme,serial=pagoda-bench,drive=nvme-null"
 PAGODA_QEMU_ARGS="${PAGODA_QEMU_ARGS:-} $(echo $NVME_ARGS)" \
 	"$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=128M "$@" pagoda-membench pagoda-vmbench
+step "where a job's round trip goes (guest, stock kernel; the device traced by QEMU)"
+# The guest's phases from its tracepoints; the device's, doorbell to
+# retirement, from QEMU's trace of the same run (host clock).
+QEMU_TRACE=$BENCH_DIR/qemu-trace.log
+rm -f "$QEMU_TRACE"
+PAGODA_QEMU_ARGS="${PAGODA_QEMU_ARGS:-} -msg timestamp=on -D $QEMU_TRACE
+-trace pagoda_doorbell -trace pagoda_retire" \
+	"$PAGODA_ROOT/scripts/run-guest.sh" "$@" pagoda-latency
+# "<tid>@<sec>.<usec>:pagoda_doorbell engine E head H tail T", then
+# "...:pagoda_retire engine E entry N fence F": each doorbell to the next
+# retirement on its engine
+awk -F'[@: ]+' '
+	/:pagoda_doorbell / { if (!($5 in rung)) rung[$5] = $2 }
+	/:pagoda_retire / { if ($5 in rung) { print $5, ($2 - rung[$5]) * 1e6; delete rung[$5] } }' \
+	"$QEMU_TRACE" | sort -k1,1n -k2,2n |
+	awk '{ v[$1, ++n[$1]] = $2; sum[$1] += $2 }
+	END { for (e in n)
+		printf "device, engine %s (%s): doorbell to retirement, median %.1f us, mean %.1f us over %d jobs\n",
+		       e, e == 0 ? "paging" : "render", v[e, int((n[e] + 1) / 2)], sum[e] / n[e], n[e] }'
 step "DMA buffer splitting benchmark (guest, stock kernel: 16 MiB of VRAM, then 256 MiB)"
 SPLIT_LOG=$BENCH_DIR/splitbench.log
 "$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=16M,hidden-vram-size=8M,aperture-size=16M \
