@@ -54,7 +54,8 @@ SPLIT_LOG=$BENCH_DIR/splitbench.log
 "$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=256M "$@" pagoda-splitbench |
 	tee -a "$SPLIT_LOG"
 # split throughput against the same buffers unsplit on the large device
-awk '/^driver \(next use\):/ { split_rate = $(NF - 4) }
+# (the first trace's: the unsplit run is of that one)
+awk '/^driver \(next use\):/ && !split_rate { split_rate = $(NF - 4) }
 	/^unsplit:/ { unsplit_rate = $(NF - 4) }
 	END { if (split_rate && unsplit_rate)
 		printf "split throughput %.0f steps/s = %.2fx the unsplit run (%.0f steps/s)\n",

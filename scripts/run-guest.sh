@@ -121,10 +121,11 @@ fi
 # the driver owns the BAR, to check the driver against the device directly.
 CMDLINE="console=ttyS0 quiet panic=-1 iomem=relaxed pagoda_guest.run=$(IFS=,; echo "$*")"
 [ -n "$DEVICE_OPTS" ] && CMDLINE+=" pagoda_guest.device=$DEVICE_OPTS"
-# The debug kernel prints its reports' call traces (KERN_WARNING) on the
-# console too, and turns a soft lockup or RCU stall into a panic, which
-# ends the run at once instead of at the timeout.
-[ "$KERNEL" = debug ] && CMDLINE+=" loglevel=5 softlockup_panic=1 panic_on_rcu_stall=1"
+# A soft lockup or RCU stall panics, which ends the run at once instead of
+# at the timeout; the debug kernel also prints its reports' call traces
+# (KERN_WARNING) on the console.
+CMDLINE+=" softlockup_panic=1 panic_on_rcu_stall=1"
+[ "$KERNEL" = debug ] && CMDLINE+=" loglevel=5"
 [ -n "$APPEND" ] && CMDLINE+=" $APPEND"
 
 mkdir -p "$PAGODA_CACHE/logs"

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * DMA buffer splitting benchmark, run in a guest by scripts/bench.sh on a
- * small device (16 MiB of VRAM). A trace of allocation uses, BUFFERS
+ * small device (16 MiB of VRAM). Two traces of allocation uses, BUFFERS
  * physical-mode DMA buffers of STEPS steps over POOL allocations of 2 MiB
- * (VRAM only, so 8 fit), each step binding one allocation at its own split
- * point (a hot set of 3 taken half of the time, a cycle over the 9 others
- * otherwise), is run twice: with the driver's victim policy (the
+ * (VRAM only), each step binding one allocation at its own split point (a
+ * hot set of 3 taken half of the time and a cycle over the 9 others
+ * otherwise; or a working set of 4 that moves on by one every 8 steps),
+ * are each run twice: with the driver's victim policy (the
  * allocation used farthest ahead in the buffer's patch-location list
  * first) and with plain LRU (module parameter split_lru). For each it
  * prints the bytes paged in and out of VRAM (pagoda_bo_move tracepoint),
@@ -86,16 +87,38 @@ static void create(struct pagoda_bo *bo, uint64_t size, uint32_t segments, uint3
 	check("allocation", pagoda_bo_create(&dev, &desc, bo));
 }
 
-/* The trace: a fixed pseudo-random mix of a hot set and a cycle over the rest. */
-static void make_trace(void)
+enum trace_kind {
+	TRACE_SCAN,		/* a hot set beside a cycle over the rest: LRU's worst case */
+	TRACE_LOCALITY,		/* a working set that drifts: temporal locality */
+	NUM_TRACES
+};
+
+static const char *const trace_names[NUM_TRACES] = {
+	[TRACE_SCAN] = "hot set and scan",
+	[TRACE_LOCALITY] = "drifting working set",
+};
+
+/* Steps a working set of the locality trace stays before it moves on by one. */
+#define DRIFT_STEPS	8
+#define WORKING_SET	4
+
+/*
+ * The trace, fixed pseudo-random: for TRACE_SCAN each step takes one of
+ * the hot set half of the time and the next of a cycle over the rest
+ * otherwise; for TRACE_LOCALITY each takes one of WORKING_SET consecutive
+ * allocations, the set moving on by one every DRIFT_STEPS steps.
+ */
+static void make_trace(enum trace_kind kind)
 {
 	uint64_t state = 0x5eed;
-	unsigned int b, s, cycle = 0;
+	unsigned int b, s, cycle = 0, step = 0;
 
 	for (b = 0; b < BUFFERS; b++)
-		for (s = 0; s < STEPS; s++) {
+		for (s = 0; s < STEPS; s++, step++) {
 			state = state * 6364136223846793005ull + 1442695040888963407ull;
-			if ((state >> 33) & 1)
+			if (kind == TRACE_LOCALITY)
+				trace[b][s] = (step / DRIFT_STEPS + (state >> 40) % WORKING_SET) % POOL;
+			else if ((state >> 33) & 1)
 				trace[b][s] = (state >> 40) % HOT;
 			else
 				trace[b][s] = HOT + cycle++ % (POOL - HOT);
@@ -264,7 +287,7 @@ int main(void)
 {
 	struct result next_use, lru;
 	uint64_t vram = 0, optimal;
-	unsigned int i, capacity;
+	unsigned int i, capacity, kind;
 
 	check("open", pagoda_open(&dev));
 	check("context", pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
@@ -277,11 +300,11 @@ int main(void)
 	for (i = 0; i < POOL; i++)
 		create(&pool[i], ALLOC_SIZE, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM);
 	create(&results, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
-	make_trace();
 	printf("split benchmark: %u buffers of %u steps over %u allocations of %llu MiB, %llu MiB of VRAM\n",
 	       BUFFERS, STEPS, POOL, ALLOC_SIZE / MIB, (unsigned long long)(vram / MIB));
 
 	if (vram >= POOL * ALLOC_SIZE) {
+		make_trace(TRACE_SCAN);
 		run_trace(1);		/* warm: every allocation in VRAM */
 		next_use = run_trace(0);
 		printf("unsplit: %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
@@ -292,20 +315,26 @@ int main(void)
 	capacity = vram_capacity();
 	printf("VRAM holds %u of them at once (%llu MiB of it pinned by others: the console, the driver's tables)\n",
 	       capacity, (unsigned long long)((vram - capacity * ALLOC_SIZE) / MIB));
-	write_file(PARAM, "0");
-	next_use = run_trace(1);
-	write_file(PARAM, "1");
-	lru = run_trace(1);
-	write_file(PARAM, "0");
-	optimal = belady_bytes(capacity);
-	printf("driver (next use): %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
-	       next_use.portions, next_use.seconds, BUFFERS * STEPS / next_use.seconds,
-	       next_use.bytes / (double)MIB);
-	printf("plain LRU:         %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
-	       lru.portions, lru.seconds, BUFFERS * STEPS / lru.seconds, lru.bytes / (double)MIB);
-	printf("Belady (offline, %u at once): %.1f MiB paged\n", capacity, optimal / (double)MIB);
-	printf("driver / optimal %.2fx, LRU / optimal %.2fx, driver / LRU %.2fx\n",
-	       (double)next_use.bytes / optimal, (double)lru.bytes / optimal,
-	       (double)next_use.bytes / lru.bytes);
+	for (kind = 0; kind < NUM_TRACES; kind++) {
+		make_trace(kind);
+		printf("trace: %s\n", trace_names[kind]);
+		write_file(PARAM, "0");
+		next_use = run_trace(1);
+		write_file(PARAM, "1");
+		lru = run_trace(1);
+		write_file(PARAM, "0");
+		optimal = belady_bytes(capacity);
+		printf("driver (next use): %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
+		       next_use.portions, next_use.seconds, BUFFERS * STEPS / next_use.seconds,
+		       next_use.bytes / (double)MIB);
+		printf("plain LRU:         %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
+		       lru.portions, lru.seconds, BUFFERS * STEPS / lru.seconds,
+		       lru.bytes / (double)MIB);
+		printf("Belady (offline, %u at once): %.1f MiB paged\n", capacity,
+		       optimal / (double)MIB);
+		printf("driver / optimal %.2fx, LRU / optimal %.2fx, driver / LRU %.2fx\n",
+		       (double)next_use.bytes / optimal, (double)lru.bytes / optimal,
+		       (double)next_use.bytes / lru.bytes);
+	}
 	return 0;
 }
