@@ -555,6 +555,14 @@ static void pagoda_render_free_job(struct drm_sched_job *sched_job)
 	/* a last portion freed without running (its entity was killed) */
 	if (job->split_last)
 		pagoda_split_barrier_signal(job->ctx->vm->pgdev, job->split);
+	/*
+	 * The slot's callback goes with the job: drm_sched frees a job once
+	 * its scheduler fence signalled, normally from the engine fence's own
+	 * callbacks, after the slot's; one still waiting would run on freed
+	 * memory.
+	 */
+	if (job->hw_fence && dma_fence_remove_callback(job->hw_fence, &job->slot_cb))
+		pagoda_slot_put(job->ctx->vm->pgdev, job->slot);
 	dma_fence_put(job->hw_fence);
 	pagoda_render_job_free(job);
 }

@@ -111,6 +111,22 @@ for p in $(echo "$run" | tr , ' '); do
 	echo "PAGODA-RESULT $p $result $rc $seconds"
 done
 
+# Line coverage of pagoda.ko (the debug kernel has gcov): its counters,
+# copied out of debugfs (whose files report no size to tar) and printed
+# as a base64 tar between markers, for scripts/run-guest.sh to unpack.
+GCOV=/sys/kernel/debug/gcov
+if [ -d "$GCOV" ]; then
+	mkdir -p /tmp/gcov
+	for f in $(find "$GCOV" -name 'pagoda*.gcda'); do
+		cat "$f" >"/tmp/gcov/${f##*/}"
+	done
+	if [ -n "$(ls /tmp/gcov)" ]; then
+		echo "PAGODA-GCOV-BEGIN"
+		tar -C /tmp/gcov -cz . | base64
+		echo "PAGODA-GCOV-END"
+	fi
+fi
+
 # kmemleak reports only objects older than 5 s: wait, then scan.
 if [ -w "$KMEMLEAK" ]; then
 	sleep 6

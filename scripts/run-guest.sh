@@ -182,6 +182,18 @@ case $qemu_rc in
 124|137) info "TIMEOUT: QEMU killed after $TIMEOUT s" ;;
 *) info "QEMU exited with status $qemu_rc after ${elapsed%.*} s" ;;
 esac
+# pagoda.ko's coverage counters (debug kernel), unpacked next to the log;
+# lines the kernel printed into the block are not base64 and are left out
+if grep -q '^PAGODA-GCOV-BEGIN$' "$LOG"; then
+	GCOV_DIR=${LOG%.log}-gcov
+	mkdir -p "$GCOV_DIR"
+	if sed -n '/^PAGODA-GCOV-BEGIN$/,/^PAGODA-GCOV-END$/p' "$LOG" |
+	   grep -E '^[A-Za-z0-9+/=]+$' | base64 -d | tar -xz -C "$GCOV_DIR" 2>/dev/null; then
+		info "gcov: $GCOV_DIR"
+	else
+		info "gcov: the counters could not be unpacked"
+	fi
+fi
 # the PNGs the guest asked for (scripts/demo.sh shows its picture so)
 while read -r _ what path; do
 	if [ "$what" = wrote ]; then info "screen: $path"; fi
@@ -223,11 +235,13 @@ fi
 # each report the guest printed (PAGODA-KERNEL: and what follows it), and
 # anything else that looks like one.
 REPORT='^PAGODA-KERNEL:|Oops|BUG:|WARNING:|Kernel panic|general protection fault|UBSAN:|ODEBUG:|unreferenced object|INFO: task .* blocked|detected stalls'
-if grep -qE "$REPORT" "$LOG"; then
+# (not in the coverage block, whose base64 may spell anything)
+CONSOLE=$(sed '/^PAGODA-GCOV-BEGIN$/,/^PAGODA-GCOV-END$/d' "$LOG")
+if grep -qE "$REPORT" <<<"$CONSOLE"; then
 	info "FAIL kernel report (full console: $LOG):"
 	awk -v re="$REPORT" '$0 ~ re && !shown { shown = 1 }
 		shown && /^PAGODA-(RESULT|START|DONE)/ { shown = 0; n = 0 }
-		shown && n++ < 60 { print "        " $0 }' "$LOG" | head -n 200
+		shown && n++ < 60 { print "        " $0 }' <<<"$CONSOLE" | head -n 200
 	failed=$((failed + 1))
 fi
 

@@ -204,6 +204,43 @@ timed() {
 	return $rc
 }
 
+# driver_coverage: pagoda.ko's line coverage over the debug kernel's
+# boots, which have gcov: the counters each boot's /init printed
+# (run-guest.sh unpacks them), merged, read with the build's notes.
+driver_coverage() {
+	local objdir=$GUEST_BUILD/module-debug/guest-driver merged=$LOGS/gcov-merged dir n=0
+	echo
+	echo "==> driver coverage (pagoda.ko, lines run by the debug kernel's boots)"
+	rm -rf "$merged" "$merged.tmp"
+	for dir in $(sed -n 's/^    gcov: \(\/.*\)$/\1/p' "$LOGS"/guest-tests-debug*.log); do
+		if [ "$n" = 0 ]; then
+			cp -r "$dir" "$merged"
+		elif ! gcov-tool merge "$merged" "$dir" -o "$merged.tmp" >/dev/null 2>&1; then
+			echo "    could not merge $dir"
+			continue
+		else
+			rm -rf "$merged" && mv "$merged.tmp" "$merged"
+		fi
+		n=$((n + 1))
+	done
+	if [ "$n" = 0 ] || ! ls "$merged"/*.gcda >/dev/null 2>&1; then
+		echo "    no coverage counters came back"
+		return
+	fi
+	cp "$merged"/*.gcda "$objdir"/
+	# the driver's own files, not the kernel headers they inline
+	(cd "$objdir" && gcov -n -o . pagoda_*.c 2>/dev/null) | awk -v boots="$n" -v dir="$objdir/" '
+		/^File / { file = $2; gsub("\047", "", file)
+			if (index(file, dir) == 1) file = substr(file, length(dir) + 1)
+			else file = "" }
+		/^Lines executed:/ && file ~ /^pagoda_.*\.c$/ {
+			split($2, a, ":"); pct = a[2]; sub("%", "", pct); lines = $4
+			run = int(pct * lines / 100 + 0.5)
+			printf "    %-24s %6.1f%% of %5d lines\n", file, pct, lines
+			total += lines; done += run }
+		END { if (total) printf "    %-24s %6.1f%% of %5d lines (%d boots)\n", "all", 100 * done / total, total, boots }'
+}
+
 # time_report: where the run's time went, by wall clock: each step and
 # boot (the debug kernel and its lane ran beside the rest), then the
 # guest programs that took longest.
@@ -275,6 +312,7 @@ main() {
 	cat "$DEBUG_SIDE_LOG"
 	add_counts guest
 	add_counts guest-debug
+	driver_coverage
 	time_report
 	MAIN_DONE=1
 	summary
