@@ -413,7 +413,8 @@ static int pagoda_bo_evict_if_in(struct ttm_buffer_object *tbo, u32 mem_type,
 		return -EBUSY;
 	if (!tbo->pin_count && tbo->resource && tbo->resource->mem_type == mem_type)
 		ret = pagoda_bo_evict(to_pagoda_bo(tbo), ctx);
-	ttm_bo_unreserve(tbo);
+	/* not ttm_bo_unreserve(): looking at an allocation is no use of it (LRU) */
+	dma_resv_unlock(tbo->base.resv);
 	return ret;
 }
 
@@ -509,6 +510,12 @@ void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
 	pagoda_bo_wait_dying(pgdev);
 }
 
+/* TTM answers -ENOMEM when no placement has room, even after eviction. */
+static int pagoda_bo_no_room(int ret)
+{
+	return ret == -ENOMEM ? -ENOSPC : ret;
+}
+
 /* System pages the device uses are populated, and so mapped for it. */
 static int pagoda_bo_populate(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
 {
@@ -586,9 +593,7 @@ int pagoda_bo_place_step(struct pagoda_bo *bo, bool preferred, struct ttm_operat
 		ret = pagoda_bo_check_pinned(bo, ctx);
 	else
 		ret = ttm_bo_validate(&bo->tbo, preferred ? &one : &bo->placement, ctx);
-	/* TTM answers -ENOMEM when no placement has room, even after eviction */
-	if (ret == -ENOMEM)
-		ret = -ENOSPC;
+	ret = pagoda_bo_no_room(ret);
 	return ret ?: pagoda_bo_populate(bo, ctx);
 }
 
@@ -670,7 +675,7 @@ struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size,
 	/* TTM's creation placed it: the preferred segment, by eviction if needed */
 	bo = pagoda_bo_create(pgdev, &args, size, resv_obj->resv, true);
 	if (IS_ERR(bo))
-		return bo == ERR_PTR(-ENOMEM) ? ERR_PTR(-ENOSPC) : bo;
+		return ERR_PTR(pagoda_bo_no_room(PTR_ERR(bo)));
 	drm_gem_object_get(resv_obj);
 	bo->resv_owner = resv_obj;
 	ret = pagoda_bo_populate(bo, &ctx);

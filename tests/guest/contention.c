@@ -24,7 +24,6 @@
  *   records lost, are the users' doing: info level).
  */
 #include <pthread.h>
-#include <sys/klog.h>
 #include <sys/wait.h>
 
 #include <libpagoda.h>
@@ -155,6 +154,20 @@ static int gpu_fill(uint32_t ctx, struct pt_buf *cmd, uint64_t va, uint64_t size
 	return pt_run(&dev, ctx, cmd, &cb);
 }
 
+/* Fill the first @size bytes of @p with @pattern by a physical-mode buffer, and wait. */
+static int phys_fill(uint32_t ctx, struct pagoda_bo *p, uint64_t size, uint32_t pattern)
+{
+	struct drm_pagoda_phys_alloc alloc = { p->handle, DRM_PAGODA_PHYS_WRITE };
+	struct drm_pagoda_phys_patch patches[4];
+	struct pagoda_physbuf pb;
+	uint32_t words[64];
+
+	pagoda_physbuf_init(&pb, words, sizeof(words), patches, 4);
+	pagoda_phys_bind(&pb, 0, 0, 0);
+	pagoda_phys_fill(&pb, 0, 0, size, pattern);
+	return pt_run_phys(&dev, ctx, &pb, &alloc, 1, NULL);
+}
+
 /* The number of 32-bit words of @bytes at @map that are not @pattern. */
 static uint64_t count_not(const void *map, uint64_t bytes, uint32_t pattern)
 {
@@ -168,16 +181,11 @@ static uint64_t count_not(const void *map, uint64_t bytes, uint32_t pattern)
 
 static void test_pinned_elsewhere(uint32_t ctx, struct pt_buf *cmd)
 {
-	struct drm_pagoda_phys_patch patches[4];
-	struct drm_pagoda_phys_alloc alloc;
 	struct drm_pagoda_gem_info info;
-	struct drm_pagoda_sync out = { 0 };
-	struct pagoda_physbuf pb;
 	struct pagoda_bo p;
 	struct pt_buf x;
 	struct fillers f;
 	uint64_t va2 = 0;
-	uint32_t words[64];
 	int ret;
 
 	ret = pt_buf_create_at(&dev, &x, BLOCK, SEG(VRAM) | SEG(VRAM_HIDDEN) | SEG(SYSTEM),
@@ -221,20 +229,9 @@ static void test_pinned_elsewhere(uint32_t ctx, struct pt_buf *cmd)
 			 "a job writes X through it: %s", strerror(-ret));
 	}
 
-	alloc = (struct drm_pagoda_phys_alloc){ p.handle, DRM_PAGODA_PHYS_WRITE };
-	pagoda_physbuf_init(&pb, words, sizeof(words), patches, 4);
-	pagoda_phys_bind(&pb, 0, 0, 0);
-	pagoda_phys_fill(&pb, 0, 0, p.size, 0x44444444);
-	ret = pagoda_syncobj_create(&dev, &out.handle);
-	if (!ret)
-		ret = pagoda_submit_phys(&dev, ctx, &pb, &alloc, 1, NULL, 0, &out, 1, NULL);
-	if (!ret)
-		ret = pagoda_syncobj_wait(&dev, out.handle, 0, PT_JOB_TIMEOUT_NS);
-	if (!ret)
-		ret = pt_fence_error(&dev, out.handle);
+	ret = phys_fill(ctx, &p, p.size, 0x44444444);
 	pt_check(!ret && !count_not(p.map, p.size, 0x44444444),
 		 "a physical-mode buffer uses P pinned in the aperture: %s", strerror(-ret));
-	pagoda_syncobj_destroy(&dev, out.handle);
 
 	pt_check(!pagoda_evict(&dev, &x.bo.handle, 1) && !pagoda_evict(&dev, &p.handle, 1),
 		 "X and P released");
@@ -276,14 +273,10 @@ static void *evict_loop(void *arg)
 
 static void test_evict_hook_vs_phys(uint32_t ctx)
 {
-	struct drm_pagoda_phys_patch patches[4];
-	struct drm_pagoda_phys_alloc alloc;
 	struct drm_pagoda_ctx_query q;
 	struct evictor e = { .segments = "3" };
-	struct pagoda_physbuf pb;
 	struct pagoda_bo p;
 	unsigned int i, ok = 0, first_error = 0;
-	uint32_t words[64];
 	int ret;
 
 	ret = create(&dev, 64 * KIB, SEG(VRAM) | SEG(SYSTEM), DRM_PAGODA_BO_PHYSICAL, &p);
@@ -291,24 +284,11 @@ static void test_evict_hook_vs_phys(uint32_t ctx)
 		ret = pagoda_bo_map(&dev, &p);
 	if (!pt_check(!ret, "a physically accessed allocation: %s", strerror(-ret)))
 		return;
-	alloc = (struct drm_pagoda_phys_alloc){ p.handle, DRM_PAGODA_PHYS_WRITE };
 	if (!pt_check(!pthread_create(&e.thread, NULL, evict_loop, &e),
 		      "a thread evicts the aperture in a loop"))
 		goto out;
 	for (i = 0; i < 100; i++) {
-		struct drm_pagoda_sync out = { 0 };
-
-		pagoda_physbuf_init(&pb, words, sizeof(words), patches, 4);
-		pagoda_phys_bind(&pb, 0, 0, 0);
-		pagoda_phys_fill(&pb, 0, 0, 4 * KIB, 0xa0000000 + i);
-		ret = pagoda_syncobj_create(&dev, &out.handle);
-		if (!ret)
-			ret = pagoda_submit_phys(&dev, ctx, &pb, &alloc, 1, NULL, 0, &out, 1, NULL);
-		if (!ret)
-			ret = pagoda_syncobj_wait(&dev, out.handle, 0, PT_JOB_TIMEOUT_NS);
-		if (!ret)
-			ret = pt_fence_error(&dev, out.handle);
-		pagoda_syncobj_destroy(&dev, out.handle);
+		ret = phys_fill(ctx, &p, 4 * KIB, 0xa0000000 + i);
 		if (!ret && !count_not(p.map, 4 * KIB, 0xa0000000 + i))
 			ok++;
 		else if (!first_error)
@@ -456,17 +436,12 @@ static int faulting_process(int start_fd)
 /* Lines of the kernel log at error level or worse ("<0>" to "<3>") naming @what. */
 static unsigned int kernel_errors(const char *what)
 {
-	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *buf = pt_kernel_log(), *line;
 	unsigned int errors = 0;
-	char *buf, *line;
 
-	if (len <= 0)
-		return 0;
-	buf = calloc(1, len + 1);
 	if (!buf)
 		return 0;
-	len = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
-	for (line = strtok(len > 0 ? buf : NULL, "\n"); line; line = strtok(NULL, "\n"))
+	for (line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
 		if (line[0] == '<' && line[1] >= '0' && line[1] <= '3' && strstr(line, what)) {
 			printf("# %s\n", line);
 			errors++;

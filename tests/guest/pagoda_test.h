@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -366,6 +367,25 @@ static inline void pt_cmdline_module_args(char *args, size_t len)
 	for (p = strtok(cmdline, " \n"); p; p = strtok(NULL, " \n"))
 		if (!strncmp(p, "pagoda.", 7) && used < len)
 			used += snprintf(args + used, len - used, "%s%s", used ? " " : "", p + 7);
+}
+
+/*
+ * The kernel log (with each line's "<level>" prefix), in a buffer to
+ * free(); NULL when it cannot be read.
+ */
+static inline char *pt_kernel_log(void)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+	char *buf;
+
+	if (len <= 0)
+		return NULL;
+	buf = calloc(1, len + 1);
+	if (buf && klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len) < 0) {
+		free(buf);
+		buf = NULL;
+	}
+	return buf;
 }
 
 /*

@@ -113,6 +113,30 @@ static inline int pt_run(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *cm
 	return ret;
 }
 
+/*
+ * Submit the physical-mode buffer @pb on @ctx with its allocation list and
+ * wait; the submission's error, else the wait's, else the fence's.
+ * @portions (may be NULL) gets the portions it was split into.
+ */
+static inline int pt_run_phys(struct pagoda_dev *dev, uint32_t ctx, struct pagoda_physbuf *pb,
+			      const struct drm_pagoda_phys_alloc *allocs, uint32_t count,
+			      uint32_t *portions)
+{
+	struct drm_pagoda_sync out = { 0 };
+	int ret;
+
+	ret = pagoda_syncobj_create(dev, &out.handle);
+	if (ret)
+		return ret;
+	ret = pagoda_submit_phys(dev, ctx, pb, allocs, count, NULL, 0, &out, 1, portions);
+	if (!ret)
+		ret = pagoda_syncobj_wait(dev, out.handle, 0, PT_JOB_TIMEOUT_NS);
+	if (!ret)
+		ret = pt_fence_error(dev, out.handle);
+	pagoda_syncobj_destroy(dev, out.handle);
+	return ret;
+}
+
 /* 1 when @ctx is banned, 0 when not, -1 when the query fails; @q gets the answer. */
 static inline int pt_ctx_banned(struct pagoda_dev *dev, uint32_t ctx,
 				struct drm_pagoda_ctx_query *q)

@@ -68,25 +68,6 @@ static int phys_bo(struct pagoda_bo *bo, uint64_t size, uint32_t segments, unsig
 	return ret;
 }
 
-/* Submit and wait; the submission's error, else the wait's, else the fence's. */
-static int run_phys(struct pagoda_physbuf *pb, const struct drm_pagoda_phys_alloc *allocs,
-		    uint32_t count, uint32_t *portions)
-{
-	struct drm_pagoda_sync out = { 0 };
-	int ret;
-
-	ret = pagoda_syncobj_create(&dev, &out.handle);
-	if (ret)
-		return ret;
-	ret = pagoda_submit_phys(&dev, ctx, pb, allocs, count, NULL, 0, &out, 1, portions);
-	if (!ret)
-		ret = pagoda_syncobj_wait(&dev, out.handle, 0, PT_JOB_TIMEOUT_NS);
-	if (!ret)
-		ret = pt_fence_error(&dev, out.handle);
-	pagoda_syncobj_destroy(&dev, out.handle);
-	return ret;
-}
-
 static void physbuf_init(struct pagoda_physbuf *pb)
 {
 	pagoda_physbuf_init(pb, cmd_mem, BUF_BYTES, patches, MAX_PATCHES);
@@ -281,7 +262,7 @@ static void test_parser(void)
 		physbuf_init(&pb);
 		pagoda_phys_bind(&pb, 0, 0, 0);
 		pagoda_phys_fill(&pb, 0, 0, 4 * KIB, 0xdeadbeef);
-		ret = run_phys(&pb, &one, 1, NULL);
+		ret = pt_run_phys(&dev, ctx, &pb, &one, 1, NULL);
 		pt_check(!ret && w[0] == 0xdeadbeef && w[1023] == 0xdeadbeef && w[1024] == 0x5a5a5a5a,
 			 "parser accepts a good buffer, which runs: %s", strerror(-ret));
 	}
@@ -423,7 +404,7 @@ static void test_split(void)
 	memset(w.results.map, 0, w.results.size);
 	model_workload(&w);
 	build_workload(&pb);
-	ret = run_phys(&pb, w.allocs, STEPS + 1, &portions);
+	ret = pt_run_phys(&dev, ctx, &pb, w.allocs, STEPS + 1, &portions);
 	printf("split: %llu MiB of allocations, %llu MiB reachable (%.1fx): %u portion(s)\n",
 	       (unsigned long long)(total / MIB), (unsigned long long)(mem / MIB),
 	       (double)total / mem, portions);
@@ -479,7 +460,7 @@ static int run_bind_mode(enum bind_mode mode, uint32_t run_ctx, uint32_t *portio
 	else
 		pagoda_phys_copy(&pb, 3, 0, 1, 0, 64 * KIB);
 	ctx = run_ctx;
-	ret = run_phys(&pb, allocs, 3, portions);
+	ret = pt_run_phys(&dev, ctx, &pb, allocs, 3, portions);
 	ctx = saved;
 	return ret;
 }
@@ -681,7 +662,7 @@ static void test_back_to_back(void)
 	pt_write_file(TRACING "/trace", "");
 	pt_write_file(TRACING "/events/pagoda/pagoda_render_run/enable", "1");
 	pt_sleep_ms(300);
-	ret = run_phys(&pb, w.allocs, STEPS + 1, &portions);
+	ret = pt_run_phys(&dev, ctx, &pb, w.allocs, STEPS + 1, &portions);
 	pt_sleep_ms(300);
 	pt_write_file(TRACING "/events/pagoda/pagoda_render_run/enable", "0");
 	kill(child, SIGKILL);
