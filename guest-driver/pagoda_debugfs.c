@@ -248,12 +248,8 @@ static int pagoda_debugfs_faulting_batch(struct pagoda_device *pgdev, u64 past_e
 	return ret;
 }
 
-/*
- * A paging job that faults (a FILL just past the end of VRAM, which writes
- * nothing) must fail with -EIO, as must a batch whose first job faults; and
- * the next job must run: the fault interrupt resumed the kernel context.
- */
-static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
+/* The faults of pagoda_debugfs_paging_fault(), the engine held exclusively. */
+static int pagoda_debugfs_inject_paging_faults(struct pagoda_device *pgdev)
 {
 	u64 past_end = PAGODA_PADDR(PAGODA_SEG_VRAM, pgdev->segs[PAGODA_SEG_VRAM].size);
 	struct pagoda_paging_batch batch;
@@ -286,6 +282,25 @@ static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
 		return -EIO;
 	}
 	return 0;
+}
+
+/*
+ * A paging job that faults (a FILL just past the end of VRAM, which writes
+ * nothing) must fail with -EIO, as must a batch whose first job faults; and
+ * the next job must run: the fault interrupt resumed the kernel context.
+ * The engine's other kernel jobs wait meanwhile: queued behind a faulting
+ * one, the engine would retire them unrun, and a move would lose what it
+ * did not copy.
+ */
+static int pagoda_debugfs_paging_fault(struct pagoda_device *pgdev)
+{
+	struct pagoda_engine *engine = &pgdev->engine[PAGODA_ENGINE_PAGING];
+	int ret;
+
+	pagoda_engine_exclusive_begin(engine);
+	ret = pagoda_debugfs_inject_paging_faults(pgdev);
+	pagoda_engine_exclusive_end(engine);
+	return ret;
 }
 
 /*

@@ -101,6 +101,7 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 	engine->pgdev = pgdev;
 	engine->id = id;
 	engine->name = id == PAGODA_ENGINE_PAGING ? "paging" : "render";
+	init_rwsem(&engine->exclusive);
 	mutex_init(&engine->submit_lock);
 	spin_lock_init(&engine->fence_lock);
 	INIT_LIST_HEAD(&engine->pending);
@@ -416,6 +417,34 @@ int pagoda_engine_idle(struct pagoda_engine *engine, long timeout)
 	return ret > 0 ? 0 : -ETIMEDOUT;
 }
 
+/**
+ * pagoda_engine_exclusive_begin - have the engine's kernel jobs to oneself
+ * @engine: the paging engine
+ *
+ * Holds off every other builder of kernel jobs (they wait in
+ * pagoda_job_begin()) and waits until what they submitted has retired.
+ * The caller's own jobs go on as usual; it must not wait for anything
+ * that another kernel job would have to do. Ended by
+ * pagoda_engine_exclusive_end().
+ */
+void pagoda_engine_exclusive_begin(struct pagoda_engine *engine)
+{
+	down_write(&engine->exclusive);
+	WRITE_ONCE(engine->exclusive_owner, current);
+	/* an engine that hangs is reset by its watchdog: the wait ends */
+	pagoda_engine_idle(engine, MAX_SCHEDULE_TIMEOUT);
+}
+
+/**
+ * pagoda_engine_exclusive_end - let the other kernel jobs in again
+ * @engine: the engine given to pagoda_engine_exclusive_begin()
+ */
+void pagoda_engine_exclusive_end(struct pagoda_engine *engine)
+{
+	WRITE_ONCE(engine->exclusive_owner, NULL);
+	up_write(&engine->exclusive);
+}
+
 /* Wait until the job in @*owner retired, then drop it. */
 static int pagoda_engine_wait_owner(struct pagoda_engine *engine, struct pagoda_job **owner)
 {
@@ -456,7 +485,9 @@ static int pagoda_engine_wait_slot(struct pagoda_engine *engine)
  * @engine: a started engine
  *
  * Takes the engine's submit lock (released by pagoda_job_submit() or
- * pagoda_job_abort()) and waits for a free slot. May sleep.
+ * pagoda_job_abort()), on the paging engine after its exclusive lock for
+ * reading (see &pagoda_engine.exclusive), and waits for a free slot. May
+ * sleep.
  *
  * Return: the job, or an ERR_PTR: -ENODEV when the engine is stopped,
  * -ETIMEDOUT when no slot frees up, -ENOMEM.
@@ -470,10 +501,16 @@ struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine)
 	if (!job)
 		return ERR_PTR(-ENOMEM);
 
+	job->shared = engine->id == PAGODA_ENGINE_PAGING &&
+		      READ_ONCE(engine->exclusive_owner) != current;
+	if (job->shared)
+		down_read(&engine->exclusive);
 	mutex_lock(&engine->submit_lock);
 	ret = engine->running ? pagoda_engine_wait_slot(engine) : -ENODEV;
 	if (ret) {
 		mutex_unlock(&engine->submit_lock);
+		if (job->shared)
+			up_read(&engine->exclusive);
 		kfree(job);
 		return ERR_PTR(ret);
 	}
@@ -609,7 +646,8 @@ static void pagoda_ring_write(struct pagoda_engine *engine, struct pagoda_job *j
  * pagoda_job_submit - hand a built job to the engine
  * @job: job from pagoda_job_begin() with at least one command
  *
- * Releases the submit lock. The engine owns the job from here.
+ * Releases the submit lock (and the exclusive lock pagoda_job_begin() took).
+ * The engine owns the job from here.
  *
  * Return: a reference to the job's fence, for the caller to put.
  */
@@ -617,6 +655,7 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 {
 	struct pagoda_engine *engine = job->engine;
 	struct pagoda_device *pgdev = engine->pgdev;
+	bool shared = job->shared;
 	unsigned long flags;
 
 	WARN_ON(!job->cmd_bytes && job->nr_entries == 1);
@@ -639,6 +678,8 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_TAIL), engine->tail);
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_DOORBELL), 1);
 	mutex_unlock(&engine->submit_lock);
+	if (shared)
+		up_read(&engine->exclusive);
 	return &job->fence;
 }
 
@@ -646,11 +687,13 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
  * pagoda_job_abort - drop a job that was not submitted
  * @job: job from pagoda_job_begin()
  *
- * Releases the submit lock.
+ * Releases the submit lock (and the exclusive lock pagoda_job_begin() took).
  */
 void pagoda_job_abort(struct pagoda_job *job)
 {
 	mutex_unlock(&job->engine->submit_lock);
+	if (job->shared)
+		up_read(&job->engine->exclusive);
 	dma_fence_put(job->prev);
 	kfree(job);
 }

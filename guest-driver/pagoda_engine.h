@@ -51,6 +51,7 @@ struct pagoda_device;
  * @prev: the fence of the job before it in the same request (a paging
  *	batch), or NULL; a failure of that job fails this one too, so that
  *	the fence of a request's last job tells about the whole request
+ * @shared: its builder holds &pagoda_engine.exclusive for reading
  *
  * Built by one submitter between pagoda_job_begin() and pagoda_job_submit()
  * while it holds &pagoda_engine.submit_lock; after submission only @fence
@@ -73,6 +74,7 @@ struct pagoda_job {
 	u32 cmd_bytes;
 	u32 list_bytes;
 	struct dma_fence *prev;
+	bool shared;
 };
 
 /**
@@ -90,6 +92,16 @@ struct pagoda_job {
  *	its context was halted)
  * @markers_dma: their bus address
  * @fence_context: dma_fence context of the engine's jobs
+ * @exclusive: the paging engine's kernel jobs are built holding it for
+ *	reading (pagoda_job_begin() to pagoda_job_submit() or
+ *	pagoda_job_abort()); pagoda_engine_exclusive_begin() takes it for
+ *	writing and waits for the engine to be idle, so that a job which
+ *	faults on purpose (debugfs ``paging_fault``) halts the kernel context
+ *	with no one else's job queued behind it: the engine would retire those
+ *	unrun. Taken before @submit_lock. Render jobs never run in the kernel
+ *	context and do not take it.
+ * @exclusive_owner: the task holding @exclusive for writing, whose own jobs
+ *	do not take it again; NULL otherwise
  * @submit_lock: serialises submitters: taken by pagoda_job_begin(), released
  *	by pagoda_job_submit() or pagoda_job_abort(). Protects @tail,
  *	@next_slot, @next_seqno, @slot_job, @entry_job and the ring memory.
@@ -122,6 +134,9 @@ struct pagoda_engine {
 	dma_addr_t markers_dma;
 	u64 fence_context;
 
+	struct rw_semaphore exclusive; /* see @exclusive above */
+	struct task_struct *exclusive_owner;
+
 	struct mutex submit_lock; /* see @submit_lock above */
 	u32 tail;
 	u32 next_slot;
@@ -147,6 +162,8 @@ u64 pagoda_engine_read_fence(struct pagoda_engine *engine);
 void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired);
 void pagoda_engine_retire(struct pagoda_engine *engine);
 int pagoda_engine_idle(struct pagoda_engine *engine, long timeout);
+void pagoda_engine_exclusive_begin(struct pagoda_engine *engine);
+void pagoda_engine_exclusive_end(struct pagoda_engine *engine);
 struct pagoda_job *pagoda_engine_oldest(struct pagoda_engine *engine);
 void pagoda_engine_fault(struct pagoda_engine *engine, u32 context);
 bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context);

@@ -18,6 +18,11 @@
  *   and writes what it should, wherever its allocations went, and the
  *   debug kernel's lockdep sees nothing (validation evicts with a
  *   transaction's ticket only while the transaction may still lock);
+ * - the debugfs "paging_fault" hook, written in a loop by a second thread
+ *   (each write runs paging jobs that fault in the kernel context), fails
+ *   only its own jobs: allocations moved between VRAM, system memory and
+ *   hidden VRAM meanwhile, and read by the CPU through the host aperture,
+ *   keep every byte, and each of the hook's own checks passes;
  * - 24 processes whose jobs fault at once (more records than the
  *   device's fault queue holds, when they come together): every job fails
  *   with EFAULT and the driver logs nothing at error level (faults, and
@@ -305,6 +310,98 @@ out:
 	pagoda_bo_free(&dev, &p);
 }
 
+/* ---- the fault-injection hook beside moves ---- */
+
+struct fault_injector {
+	pthread_t thread;
+	char path[PT_PATH_MAX];
+	volatile int stop;
+	unsigned long writes, failed;
+};
+
+static void *fault_loop(void *arg)
+{
+	struct fault_injector *f = arg;
+
+	while (!f->stop) {
+		if (pt_write_file(f->path, "1"))
+			f->failed++;
+		f->writes++;
+	}
+	return NULL;
+}
+
+/* 0 when every word of @map is @pattern, else -EILSEQ. */
+static int check_pattern(const uint32_t *map, uint64_t bytes, uint32_t pattern)
+{
+	return count_not(map, bytes, pattern) ? -EILSEQ : 0;
+}
+
+/*
+ * Rounds of: two allocations (one preferring VRAM, one preferring hidden
+ * VRAM, which the CPU reaches through the host aperture's slots) written
+ * by the CPU, evicted from their segments by the "evict" hook (paging
+ * TRANSFERs), made resident again (moved back) and read, all while a
+ * thread injects paging faults.
+ */
+static void test_fault_hook_vs_moves(void)
+{
+	struct fault_injector f = { 0 };
+	struct pagoda_bo_desc hidden = {
+		.size = MIB, .segments = SEG(VRAM_HIDDEN) | SEG(SYSTEM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_VRAM_HIDDEN,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	struct pagoda_bo a, b;
+	unsigned int round, ok = 0;
+	int ret, first_error = 0;
+
+	ret = create(&dev, MIB, SEG(VRAM) | SEG(SYSTEM), 0, &a);
+	if (!ret)
+		ret = pagoda_bo_create(&dev, &hidden, &b);
+	if (!ret)
+		ret = pagoda_bo_map(&dev, &a) ?: pagoda_bo_map(&dev, &b);
+	if (!pt_check(!ret, "two allocations, mapped: %s", strerror(-ret)))
+		return;
+	pagoda_debugfs_dir(f.path, sizeof(f.path));
+	strncat(f.path, "/paging_fault", sizeof(f.path) - strlen(f.path) - 1);
+	if (!pt_check(!pthread_create(&f.thread, NULL, fault_loop, &f),
+		      "a thread injects paging faults in a loop"))
+		goto out;
+	for (round = 0; round < 30; round++) {
+		uint32_t pattern = 0x5a000000 + round;
+		uint32_t *pa = a.map, *pb = b.map;
+		uint64_t i;
+
+		for (i = 0; i < MIB / 4; i++)
+			pa[i] = pb[i] = pattern;
+		ret = pt_write_file(evict_path, "1") ?: pt_write_file(evict_path, "2") ?:
+		      check_pattern(a.map, MIB, pattern) ?: check_pattern(b.map, MIB, pattern) ?:
+		      pagoda_make_resident(&dev, &a.handle, 1, NULL) ?:
+		      pagoda_make_resident(&dev, &b.handle, 1, NULL) ?:
+		      check_pattern(a.map, MIB, pattern) ?: check_pattern(b.map, MIB, pattern);
+		pagoda_evict(&dev, &a.handle, 1);
+		pagoda_evict(&dev, &b.handle, 1);
+		if (!ret)
+			ok++;
+		else if (!first_error)
+			first_error = -ret;
+	}
+	f.stop = 1;
+	pthread_join(f.thread, NULL);
+	pt_check(ok == 30, "%u of 30 rounds of moves kept every byte beside %lu fault injections (%s)",
+		 ok, f.writes, first_error ? strerror(first_error) : "no error");
+	pt_check(f.writes > 0 && !f.failed, "%lu of %lu injections failed their own checks",
+		 f.failed, f.writes);
+	pt_check(!info_of(a.handle).residency && !info_of(b.handle).residency,
+		 "nothing left resident");
+out:
+	pagoda_bo_unmap(&a);
+	pagoda_bo_unmap(&b);
+	pagoda_bo_free(&dev, &a);
+	pagoda_bo_free(&dev, &b);
+}
+
 /* ---- several processes ---- */
 
 #define WORKERS		4
@@ -507,6 +604,8 @@ int main(void)
 	test_evict_hook_vs_phys(ctx);
 	test_processes();
 	test_fault_storm();
+	/* last: the faults it injects are the driver's own, logged as errors */
+	test_fault_hook_vs_moves();
 
 	pt_buf_destroy(&dev, &cmd);
 	pagoda_ctx_destroy(&dev, ctx);
