@@ -155,3 +155,27 @@ check_kernel_flavour() {
 	*) die "unknown kernel '$1'" "use --kernel stock or --kernel debug" ;;
 	esac
 }
+
+# driver_gcov_table GCDA_DIR WHAT: pagoda.ko's line and branch coverage per
+# file from the gcov counters in GCDA_DIR (what the debug kernel's /init
+# printed, unpacked by run-guest.sh, possibly merged), read with the notes
+# of the debug build of the module. WHAT says where the counters came from.
+driver_gcov_table() {
+	local objdir=$GUEST_BUILD/module-debug/guest-driver
+	cp "$1"/*.gcda "$objdir"/
+	# the driver's own files, not the kernel headers they inline
+	(cd "$objdir" && gcov -n -b -o . pagoda_*.c 2>/dev/null) | awk -v what="$2" -v dir="$objdir/" '
+		function pct(x) { sub("%", "", x); return x }
+		/^File / { file = $2; gsub("\047", "", file)
+			if (index(file, dir) == 1) file = substr(file, length(dir) + 1)
+			else file = "" }
+		/^Lines executed:/ && file ~ /^pagoda_.*\.c$/ {
+			split($2, a, ":"); lp = pct(a[2]); lines = $4
+			total += lines; done += int(lp * lines / 100 + 0.5) }
+		/^Taken at least once:/ && file ~ /^pagoda_.*\.c$/ {
+			split($4, a, ":"); bp = pct(a[2]); br = $6
+			btotal += br; bdone += int(bp * br / 100 + 0.5)
+			printf "    %-24s %6.1f%% of %5d lines %6.1f%% of %5d branches\n", file, lp, lines, bp, br }
+		END { if (total) printf "    %-24s %6.1f%% of %5d lines %6.1f%% of %5d branches (%s)\n", "all",
+			100 * done / total, total, btotal ? 100 * bdone / btotal : 0, btotal, what }'
+}

@@ -118,6 +118,11 @@ VM_DEVICES="mmu-levels=2 segment-page-size=4096"
 # render engine reaches physically), where its DMA buffers must split.
 PHYS_PROGRAMS="phys_split"
 PHYS_DEVICE=vram-size=16M,hidden-vram-size=8M,aperture-size=16M
+# The KCOV-guided UAPI fuzzer (scripts/fuzz-driver.sh runs it for longer)
+# joins the small device's boot on the debug kernel, which has KCOV: 30 s
+# of three processes competing for its VRAM.
+declare -A KFUZZ_PROGRAM=([stock]="" [debug]=pagoda-kfuzz)
+KFUZZ_ARGS="pagoda_guest.kfuzz_seconds=30 pagoda_guest.kfuzz_procs=3"
 # The stress program runs 60 s where the checks are (debug kernel), 20 s
 # on the stock kernel.
 declare -A STRESS_SECONDS=([stock]=20 [debug]=60)
@@ -133,7 +138,7 @@ main_boot() {
 
 # other_boots KERNEL KIND: the interrupt programs under INTx, the
 # address-space programs on the other page-table layouts and physical mode
-# on a small device.
+# on a small device (with the UAPI fuzzer on the debug kernel).
 other_boots() {
 	local kernel=$1 kind=$2 opts
 	guest_boot "$kind" "$kernel-intx" --kernel "$kernel" --prebuilt \
@@ -143,7 +148,8 @@ other_boots() {
 			--append "$DRIVER_ARGS" --device "$SUITE_DEVICE,$opts" $VM_PROGRAMS
 	done
 	guest_boot "$kind" "$kernel-phys" --kernel "$kernel" --prebuilt \
-		--append "$DRIVER_ARGS" --device "$PHYS_DEVICE" $PHYS_PROGRAMS
+		--append "$DRIVER_ARGS $KFUZZ_ARGS" --device "$PHYS_DEVICE" $PHYS_PROGRAMS \
+		${KFUZZ_PROGRAM[$kernel]}
 }
 
 # debug_side: the debug kernel (built on first use, minutes) and its image,
@@ -208,9 +214,9 @@ timed() {
 # boots, which have gcov: the counters each boot's /init printed
 # (run-guest.sh unpacks them), merged, read with the build's notes.
 driver_coverage() {
-	local objdir=$GUEST_BUILD/module-debug/guest-driver merged=$LOGS/gcov-merged dir n=0
+	local merged=$LOGS/gcov-merged dir n=0
 	echo
-	echo "==> driver coverage (pagoda.ko, lines run by the debug kernel's boots)"
+	echo "==> driver coverage (pagoda.ko, lines and branches run by the debug kernel's boots)"
 	rm -rf "$merged" "$merged.tmp"
 	for dir in $(sed -n 's/^    gcov: \(\/.*\)$/\1/p' "$LOGS"/guest-tests-debug*.log); do
 		if [ "$n" = 0 ]; then
@@ -227,12 +233,8 @@ driver_coverage() {
 		echo "    no coverage counters came back"
 		return
 	fi
-	cp "$merged"/*.gcda "$objdir"/
-	# the driver's own files, not the kernel headers they inline
-	(cd "$objdir" && gcov -n -o . pagoda_*.c 2>/dev/null) | awk -v boots="$n" -v dir="$objdir/" '
-		/^File / { file = $2; gsub("\047", "", file)
-			if (index(file, dir) == 1) file = substr(file, length(dir) + 1)
-			else file = "" }
+	driver_gcov_table "$merged" "$n boots"
+}
 		/^Lines executed:/ && file ~ /^pagoda_.*\.c$/ {
 			split($2, a, ":"); pct = a[2]; sub("%", "", pct); lines = $4
 			run = int(pct * lines / 100 + 0.5)
