@@ -57,6 +57,7 @@ step "driver coverage of this run (pagoda.ko, gcov)"
 gcov_dir=$(sed -n 's/^    gcov: \(\/.*\)$/\1/p' "$LOG" | tail -n 1)
 if [ -n "$gcov_dir" ] && ls "$gcov_dir"/*.gcda >/dev/null 2>&1; then
 	driver_gcov_table "$gcov_dir" "$SECS s of pagoda-kfuzz"
+	driver_errno_sites "$gcov_dir" "${LOG%.log}-errno-sites-not-run.txt"
 else
 	info "no coverage counters came back"
 fi

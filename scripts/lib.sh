@@ -179,3 +179,25 @@ driver_gcov_table() {
 		END { if (total) printf "    %-24s %6.1f%% of %5d lines %6.1f%% of %5d branches (%s)\n", "all",
 			100 * done / total, total, btotal ? 100 * bdone / btotal : 0, btotal, what }'
 }
+
+# driver_errno_sites GCDA_DIR LIST: of pagoda.ko's lines that return or set
+# an errno (they name an -E... constant) and that gcov counts, how many ran
+# with the counters in GCDA_DIR; the ones that did not are written to LIST
+# (file:line: source). Lines the compiler folded into another (gcov shows
+# them as not executable) are not counted.
+driver_errno_sites() {
+	local objdir=$GUEST_BUILD/module-debug/guest-driver tmp
+	tmp=$(mktemp -d)
+	cp "$1"/*.gcda "$objdir"/
+	(cd "$tmp" && gcov -o "$objdir" "$objdir"/pagoda_*.c >/dev/null 2>&1)
+	awk -F: -v list="$2" '
+		FNR == 1 { file = FILENAME; sub(".*/", "", file); sub(".gcov$", "", file) }
+		$1 ~ /^ *-$/ || $0 !~ /-E[A-Z][A-Z0-9]+/ || $3 ~ /^[ \t]*(\*|\/\*|\/\/)/ { next }
+		{ total++; count = $1; gsub(/ /, "", count)
+		  if (count ~ /^#+$/) { src = $0; sub(/^[^:]*:[^:]*:[ \t]*/, "", src)
+			printf "%s:%d: %s\n", file, $2, src >list }
+		  else run++ }
+		END { printf "    errno sites: %d of %d lines that return or set an errno ran (not run: %s)\n",
+			run, total, list }' "$tmp"/pagoda_*.c.gcov
+	rm -rf "$tmp"
+}

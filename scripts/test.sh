@@ -234,6 +234,7 @@ driver_coverage() {
 		return
 	fi
 	driver_gcov_table "$merged" "$n boots"
+	driver_errno_sites "$merged" "$LOGS/errno-sites-not-run.txt"
 }
 		/^Lines executed:/ && file ~ /^pagoda_.*\.c$/ {
 			split($2, a, ":"); pct = a[2]; sub("%", "", pct); lines = $4
