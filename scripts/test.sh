@@ -236,13 +236,6 @@ driver_coverage() {
 	driver_gcov_table "$merged" "$n boots"
 	driver_errno_sites "$merged" "$LOGS/errno-sites-not-run.txt"
 }
-		/^Lines executed:/ && file ~ /^pagoda_.*\.c$/ {
-			split($2, a, ":"); pct = a[2]; sub("%", "", pct); lines = $4
-			run = int(pct * lines / 100 + 0.5)
-			printf "    %-24s %6.1f%% of %5d lines\n", file, pct, lines
-			total += lines; done += run }
-		END { if (total) printf "    %-24s %6.1f%% of %5d lines (%d boots)\n", "all", 100 * done / total, total, boots }'
-}
 
 # time_report: where the run's time went, by wall clock: each step and
 # boot (the debug kernel and its lane ran beside the rest), then the
