@@ -1818,7 +1818,7 @@ static void add_config_test(const char *what, QOSTestFunc fn,
     g_autofree char *name = g_strdup_printf("mmu-%s-l%u-va%u", what,
                                             cfg->levels, cfg->va_bits);
 
-    qos_add_test(name, "pagoda", fn, &opts);
+    qos_add_test(name, "pagoda-mmu", fn, &opts);
 }
 
 static void register_pagoda_mmu_tests(void)
@@ -1839,31 +1839,31 @@ static void register_pagoda_mmu_tests(void)
         add_config_test("walk", test_walk, &configs[i]);
         add_config_test("invalid-upper", test_fault_invalid_upper, &configs[i]);
     }
-    qos_add_test("mmu-root-range", "pagoda", test_root_range, &two_levels);
-    qos_add_test("mmu-va-bits", "pagoda", test_va_bits, NULL);
-    qos_add_test("mmu-pages-64k", "pagoda", test_pages_64k, NULL);
-    qos_add_test("mmu-large-pages", "pagoda", test_large_pages, NULL);
-    qos_add_test("mmu-tables-vram", "pagoda", test_tables_vram, NULL);
-    qos_add_test("mmu-tables-any-segment", "pagoda", test_tables_any_segment,
+    qos_add_test("mmu-root-range", "pagoda-mmu", test_root_range, &two_levels);
+    qos_add_test("mmu-va-bits", "pagoda-mmu", test_va_bits, NULL);
+    qos_add_test("mmu-pages-64k", "pagoda-mmu", test_pages_64k, NULL);
+    qos_add_test("mmu-large-pages", "pagoda-mmu", test_large_pages, NULL);
+    qos_add_test("mmu-tables-vram", "pagoda-mmu", test_tables_vram, NULL);
+    qos_add_test("mmu-tables-any-segment", "pagoda-mmu", test_tables_any_segment,
                  NULL);
-    qos_add_test("mmu-fault-invalid-leaf", "pagoda", test_fault_invalid_leaf,
+    qos_add_test("mmu-fault-invalid-leaf", "pagoda-mmu", test_fault_invalid_leaf,
                  NULL);
-    qos_add_test("mmu-fault-read-only", "pagoda", test_fault_read_only, NULL);
-    qos_add_test("mmu-fault-no-execute", "pagoda", test_fault_no_execute, NULL);
-    qos_add_test("mmu-fault-out-of-segment", "pagoda", test_fault_out_of_segment,
+    qos_add_test("mmu-fault-read-only", "pagoda-mmu", test_fault_read_only, NULL);
+    qos_add_test("mmu-fault-no-execute", "pagoda-mmu", test_fault_no_execute, NULL);
+    qos_add_test("mmu-fault-out-of-segment", "pagoda-mmu", test_fault_out_of_segment,
                  NULL);
-    qos_add_test("mmu-fault-address-bits", "pagoda", test_fault_address_bits,
+    qos_add_test("mmu-fault-address-bits", "pagoda-mmu", test_fault_address_bits,
                  NULL);
-    qos_add_test("mmu-zero-pages", "pagoda", test_zero_pages, NULL);
-    qos_add_test("mmu-halt-paging", "pagoda", test_halt, &on_paging);
-    qos_add_test("mmu-halt-render", "pagoda", test_halt, &on_render);
-    qos_add_test("tlb-counters", "pagoda", test_tlb_counters, NULL);
-    qos_add_test("tlb-flush-context", "pagoda", test_tlb_flush_context, NULL);
-    qos_add_test("tlb-flush-range", "pagoda", test_tlb_flush_range, NULL);
-    qos_add_test("tlb-flush-all", "pagoda", test_tlb_flush_all, NULL);
-    qos_add_test("tlb-flush-upper", "pagoda", test_tlb_flush_upper, NULL);
-    qos_add_test("tlb-new-root", "pagoda", test_tlb_new_root, NULL);
-    qos_add_test("tlb-working-set", "pagoda", test_tlb_working_set, NULL);
+    qos_add_test("mmu-zero-pages", "pagoda-mmu", test_zero_pages, NULL);
+    qos_add_test("mmu-halt-paging", "pagoda-mmu", test_halt, &on_paging);
+    qos_add_test("mmu-halt-render", "pagoda-mmu", test_halt, &on_render);
+    qos_add_test("tlb-counters", "pagoda-mmu", test_tlb_counters, NULL);
+    qos_add_test("tlb-flush-context", "pagoda-mmu", test_tlb_flush_context, NULL);
+    qos_add_test("tlb-flush-range", "pagoda-mmu", test_tlb_flush_range, NULL);
+    qos_add_test("tlb-flush-all", "pagoda-mmu", test_tlb_flush_all, NULL);
+    qos_add_test("tlb-flush-upper", "pagoda-mmu", test_tlb_flush_upper, NULL);
+    qos_add_test("tlb-new-root", "pagoda-mmu", test_tlb_new_root, NULL);
+    qos_add_test("tlb-working-set", "pagoda-mmu", test_tlb_working_set, NULL);
 }
 
 libqos_init(register_pagoda_mmu_tests);

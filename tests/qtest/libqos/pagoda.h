@@ -1,5 +1,7 @@
 /*
- * libqos driver for the Pagoda GPU: the "pagoda" node of the qos graph and
+ * libqos driver for the Pagoda GPU: the "pagoda" node of the qos graph (and
+ * the "pagoda-cp" and "pagoda-mmu" interfaces it produces, which give the
+ * same QPagoda to those tests) and
  * helpers to program it from qtests (registers, rings, command buffers,
  * page tables built in guest memory).
  *
