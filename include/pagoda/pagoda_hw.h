@@ -236,6 +236,14 @@
 #define   PAGODA_ENG_CAPS_RENDER	PAGODA_BIT(1)	/* runs render commands */
 #define   PAGODA_ENG_CAPS_VIRTUAL	PAGODA_BIT(2)	/* ring entries may be virtual */
 #define   PAGODA_ENG_CAPS_PHYSICAL	PAGODA_BIT(3)	/* ring entries may be physical */
+/*
+ * Fence writeback: a system-memory address (segment 0, 8-byte aligned; 0 =
+ * off) where the engine writes ENG_FENCE, as a little-endian u64, each time
+ * it moves, before the entry's interrupt: the driver's interrupt handler
+ * reads memory instead of the registers.
+ */
+#define PAGODA_ENG_FENCE_WB_LO		0x30
+#define PAGODA_ENG_FENCE_WB_HI		0x34
 
 /* Ring entry: one DMA buffer. */
 #define PAGODA_RING_ENTRY_SIZE		32

@@ -2998,6 +2998,65 @@ static void test_fault_lost(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_FAULT_LOST), ==, 0);
 }
 
+/* ---- Fence writeback --------------------------------------------------- */
+
+/* A NOP entry on @engine, waited for: its fence. */
+static uint64_t run_nop(QPagoda *d, unsigned engine)
+{
+    PagodaCmds c;
+
+    cmds(&c);
+    pagoda_cmd_nop(&c, 1);
+    return run_ok(d, engine, &c);
+}
+
+/*
+ * ENG_FENCE_WB: every retirement writes ENG_FENCE to memory, per engine;
+ * an unaligned address is refused, one the device cannot write is the
+ * guest's error and the engine goes on, 0 turns it off, an adapter reset
+ * clears it.
+ */
+static void test_fence_writeback(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    uint64_t wb, fence;
+
+    pagoda_start(d, alloc);
+    wb = pagoda_alloc(d, PAGE, PAGE);
+    pagoda_memset(d, wb, 0xff, 16);
+    g_assert_cmphex(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO)), ==, 0);
+    pagoda_wr(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO), (uint32_t)SYS(wb) + 4);
+    g_assert_cmphex(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO)), ==, 0);
+    pagoda_wr64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO), SYS(wb));
+    g_assert_cmphex(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO)), ==,
+                    SYS(wb));
+
+    fence = run_nop(d, RE);
+    g_assert_cmpuint(pagoda_readq(d, wb), ==, fence);
+    g_assert_cmpuint(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_LO)), ==, fence);
+    g_assert_cmphex(pagoda_readq(d, wb + 8), ==, ~0ull);
+    fence = run_nop(d, RE);
+    g_assert_cmpuint(pagoda_readq(d, wb), ==, fence);
+
+    /* the paging engine has none: it writes nothing there */
+    run_nop(d, PG);
+    g_assert_cmpuint(pagoda_readq(d, wb), ==, fence);
+
+    /* nowhere the device can write: logged, and the engine goes on */
+    pagoda_wr64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO), VRAM(1ull << 40));
+    g_assert_cmpuint(run_nop(d, RE), >, fence);
+    g_assert_cmpuint(pagoda_readq(d, wb), ==, fence);
+
+    /* off */
+    pagoda_wr64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO), 0);
+    g_assert_cmpuint(run_nop(d, RE), >, fence);
+    g_assert_cmpuint(pagoda_readq(d, wb), ==, fence);
+
+    pagoda_wr64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO), SYS(wb));
+    pagoda_wr(d, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
+    g_assert_cmphex(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO)), ==, 0);
+}
+
 /* ---- Resets ------------------------------------------------------------- */
 
 static void test_engine_reset(void *obj, void *data, QGuestAllocator *alloc)
@@ -4230,105 +4289,106 @@ static void register_pagoda_cp_tests(void)
 
     qtest_add_func("/pagoda/cp/crc32-reference", test_crc32_reference);
 
-    qos_add_test("cp-segments", "pagoda", test_segments, &seg_default_opts);
-    qos_add_test("cp-segments-small", "pagoda", test_segments, &seg_small_opts);
-    qos_add_test("cp-segments-no-hidden", "pagoda", test_segments,
+    qos_add_test("cp-segments", "pagoda-cp", test_segments, &seg_default_opts);
+    qos_add_test("cp-segments-small", "pagoda-cp", test_segments, &seg_small_opts);
+    qos_add_test("cp-segments-no-hidden", "pagoda-cp", test_segments,
                  &seg_no_hidden_opts);
-    qos_add_test("cp-segment-bounds", "pagoda", test_segment_bounds,
+    qos_add_test("cp-segment-bounds", "pagoda-cp", test_segment_bounds,
                  &seg_default_opts);
-    qos_add_test("cp-segment-bounds-small", "pagoda", test_segment_bounds,
+    qos_add_test("cp-segment-bounds-small", "pagoda-cp", test_segment_bounds,
                  &seg_small_opts);
-    qos_add_test("cp-segment-bounds-no-hidden", "pagoda", test_segment_bounds,
+    qos_add_test("cp-segment-bounds-no-hidden", "pagoda-cp", test_segment_bounds,
                  &seg_no_hidden_opts);
 
-    qos_add_test("cp-transfer-matrix", "pagoda", test_transfer_matrix, NULL);
-    qos_add_test("cp-transfer-matrix-4k", "pagoda", test_transfer_matrix,
+    qos_add_test("cp-transfer-matrix", "pagoda-cp", test_transfer_matrix, NULL);
+    qos_add_test("cp-transfer-matrix-4k", "pagoda-cp", test_transfer_matrix,
                  &page4k);
-    qos_add_test("cp-transfer-sizes", "pagoda", test_transfer_sizes, NULL);
-    qos_add_test("cp-transfer-large", "pagoda", test_transfer_large, NULL);
-    qos_add_test("cp-transfer-lists", "pagoda", test_transfer_lists, NULL);
-    qos_add_test("cp-transfer-list-bad", "pagoda", test_transfer_list_bad,
+    qos_add_test("cp-transfer-sizes", "pagoda-cp", test_transfer_sizes, NULL);
+    qos_add_test("cp-transfer-large", "pagoda-cp", test_transfer_large, NULL);
+    qos_add_test("cp-transfer-lists", "pagoda-cp", test_transfer_lists, NULL);
+    qos_add_test("cp-transfer-list-bad", "pagoda-cp", test_transfer_list_bad,
                  NULL);
-    qos_add_test("cp-transfer-list-fault-va", "pagoda",
+    qos_add_test("cp-transfer-list-fault-va", "pagoda-cp",
                  test_transfer_list_fault_va, NULL);
-    qos_add_test("cp-transfer-list-large", "pagoda", test_transfer_list_large,
+    qos_add_test("cp-transfer-list-large", "pagoda-cp", test_transfer_list_large,
                  NULL);
-    qos_add_test("cp-transfer-lists-one-buffer", "pagoda",
+    qos_add_test("cp-transfer-lists-one-buffer", "pagoda-cp",
                  test_transfer_lists_one_buffer, NULL);
-    qos_add_test("cp-fill", "pagoda", test_fill, NULL);
-    qos_add_test("cp-fill-large", "pagoda", test_fill_large, NULL);
-    qos_add_test("cp-zero-size", "pagoda", test_zero_size, NULL);
-    qos_add_test("cp-virtual-fill", "pagoda", test_virtual_fill, NULL);
-    qos_add_test("cp-virtual-transfer", "pagoda", test_virtual_transfer, NULL);
-    qos_add_test("cp-virtual-64k-misaligned", "pagoda",
+    qos_add_test("cp-fill", "pagoda-cp", test_fill, NULL);
+    qos_add_test("cp-fence-writeback", "pagoda-cp", test_fence_writeback, NULL);
+    qos_add_test("cp-fill-large", "pagoda-cp", test_fill_large, NULL);
+    qos_add_test("cp-zero-size", "pagoda-cp", test_zero_size, NULL);
+    qos_add_test("cp-virtual-fill", "pagoda-cp", test_virtual_fill, NULL);
+    qos_add_test("cp-virtual-transfer", "pagoda-cp", test_virtual_transfer, NULL);
+    qos_add_test("cp-virtual-64k-misaligned", "pagoda-cp",
                  test_virtual_64k_misaligned, NULL);
-    qos_add_test("cp-update-page-table", "pagoda", test_update_page_table,
+    qos_add_test("cp-update-page-table", "pagoda-cp", test_update_page_table,
                  NULL);
-    qos_add_test("cp-update-page-table-leaf64", "pagoda",
+    qos_add_test("cp-update-page-table-leaf64", "pagoda-cp",
                  test_update_page_table_leaf64, NULL);
-    qos_add_test("cp-update-page-table-root", "pagoda",
+    qos_add_test("cp-update-page-table-root", "pagoda-cp",
                  test_update_page_table_root, &levels2);
-    qos_add_test("cp-update-page-table-bad", "pagoda",
+    qos_add_test("cp-update-page-table-bad", "pagoda-cp",
                  test_update_page_table_bad, NULL);
-    qos_add_test("cp-copy-ptes", "pagoda", test_copy_ptes, NULL);
-    qos_add_test("cp-copy-ptes-bad", "pagoda", test_copy_ptes_bad, NULL);
-    qos_add_test("cp-flush-tlb-args", "pagoda", test_flush_tlb_args, NULL);
-    qos_add_test("cp-remap-sequence", "pagoda", test_remap_sequence, NULL);
-    qos_add_test("cp-flush-tlb-range-end", "pagoda", test_flush_tlb_range_end,
+    qos_add_test("cp-copy-ptes", "pagoda-cp", test_copy_ptes, NULL);
+    qos_add_test("cp-copy-ptes-bad", "pagoda-cp", test_copy_ptes_bad, NULL);
+    qos_add_test("cp-flush-tlb-args", "pagoda-cp", test_flush_tlb_args, NULL);
+    qos_add_test("cp-remap-sequence", "pagoda-cp", test_remap_sequence, NULL);
+    qos_add_test("cp-flush-tlb-range-end", "pagoda-cp", test_flush_tlb_range_end,
                  NULL);
-    qos_add_test("cp-aperture", "pagoda", test_aperture, NULL);
-    qos_add_test("cp-aperture-gart-in-vram", "pagoda",
+    qos_add_test("cp-aperture", "pagoda-cp", test_aperture, NULL);
+    qos_add_test("cp-aperture-gart-in-vram", "pagoda-cp",
                  test_aperture_gart_in_vram, NULL);
-    qos_add_test("cp-aperture-bad", "pagoda", test_aperture_bad, NULL);
-    qos_add_test("cp-host-aperture", "pagoda", test_host_aperture, NULL);
-    qos_add_test("cp-host-aperture-4k", "pagoda", test_host_aperture, &page4k);
-    qos_add_test("cp-host-aperture-bad", "pagoda", test_host_aperture_bad,
+    qos_add_test("cp-aperture-bad", "pagoda-cp", test_aperture_bad, NULL);
+    qos_add_test("cp-host-aperture", "pagoda-cp", test_host_aperture, NULL);
+    qos_add_test("cp-host-aperture-4k", "pagoda-cp", test_host_aperture, &page4k);
+    qos_add_test("cp-host-aperture-bad", "pagoda-cp", test_host_aperture_bad,
                  NULL);
-    qos_add_test("cp-signal-fence", "pagoda", test_signal_fence, NULL);
-    qos_add_test("cp-wait-fence-cpu", "pagoda", test_wait_fence_cpu, NULL);
-    qos_add_test("cp-wait-fence-paging", "pagoda", test_wait_fence_paging,
+    qos_add_test("cp-signal-fence", "pagoda-cp", test_signal_fence, NULL);
+    qos_add_test("cp-wait-fence-cpu", "pagoda-cp", test_wait_fence_cpu, NULL);
+    qos_add_test("cp-wait-fence-paging", "pagoda-cp", test_wait_fence_paging,
                  NULL);
-    qos_add_test("cp-wait-fence-bad", "pagoda", test_wait_fence_bad, NULL);
+    qos_add_test("cp-wait-fence-bad", "pagoda-cp", test_wait_fence_bad, NULL);
 
-    qos_add_test("cp-render-physical", "pagoda", test_render_physical, NULL);
-    qos_add_test("cp-render-virtual", "pagoda", test_render_virtual, NULL);
-    qos_add_test("cp-crc32", "pagoda", test_crc32, NULL);
-    qos_add_test("cp-jump", "pagoda", test_jump, NULL);
-    qos_add_test("cp-call", "pagoda", test_call, NULL);
-    qos_add_test("cp-call-too-deep", "pagoda", test_call_too_deep, NULL);
-    qos_add_test("cp-jump-in-call", "pagoda", test_jump_in_call, NULL);
-    qos_add_test("cp-branch-bad", "pagoda", test_branch_bad, NULL);
+    qos_add_test("cp-render-physical", "pagoda-cp", test_render_physical, NULL);
+    qos_add_test("cp-render-virtual", "pagoda-cp", test_render_virtual, NULL);
+    qos_add_test("cp-crc32", "pagoda-cp", test_crc32, NULL);
+    qos_add_test("cp-jump", "pagoda-cp", test_jump, NULL);
+    qos_add_test("cp-call", "pagoda-cp", test_call, NULL);
+    qos_add_test("cp-call-too-deep", "pagoda-cp", test_call_too_deep, NULL);
+    qos_add_test("cp-jump-in-call", "pagoda-cp", test_jump_in_call, NULL);
+    qos_add_test("cp-branch-bad", "pagoda-cp", test_branch_bad, NULL);
 
-    qos_add_test("cp-int-ring-entry", "pagoda", test_int_ring_entry, NULL);
-    qos_add_test("cp-int-enable", "pagoda", test_int_enable, NULL);
-    qos_add_test("cp-int-enable-msix", "pagoda", test_int_enable_msix, NULL);
-    qos_add_test("cp-int-fault-sticky", "pagoda", test_int_fault_sticky, NULL);
-    qos_add_test("cp-fault-lost", "pagoda", test_fault_lost, NULL);
+    qos_add_test("cp-int-ring-entry", "pagoda-cp", test_int_ring_entry, NULL);
+    qos_add_test("cp-int-enable", "pagoda-cp", test_int_enable, NULL);
+    qos_add_test("cp-int-enable-msix", "pagoda-cp", test_int_enable_msix, NULL);
+    qos_add_test("cp-int-fault-sticky", "pagoda-cp", test_int_fault_sticky, NULL);
+    qos_add_test("cp-fault-lost", "pagoda-cp", test_fault_lost, NULL);
 
-    qos_add_test("cp-engine-reset", "pagoda", test_engine_reset, NULL);
-    qos_add_test("cp-engine-reset-paging", "pagoda", test_engine_reset_paging,
+    qos_add_test("cp-engine-reset", "pagoda-cp", test_engine_reset, NULL);
+    qos_add_test("cp-engine-reset-paging", "pagoda-cp", test_engine_reset_paging,
                  &vram32);
-    qos_add_test("cp-engine-reset-waiting", "pagoda",
+    qos_add_test("cp-engine-reset-waiting", "pagoda-cp",
                  test_engine_reset_waiting, NULL);
-    qos_add_test("cp-adapter-reset", "pagoda", test_adapter_reset, &vram32);
-    qos_add_test("cp-vm-stopped", "pagoda", test_vm_stopped, NULL);
+    qos_add_test("cp-adapter-reset", "pagoda-cp", test_adapter_reset, &vram32);
+    qos_add_test("cp-vm-stopped", "pagoda-cp", test_vm_stopped, NULL);
 
-    qos_add_test("cp-ring-in-segments", "pagoda", test_ring_in_segments, NULL);
-    qos_add_test("cp-mal-huge-sizes", "pagoda", test_mal_huge_sizes, &vram16);
-    qos_add_test("cp-mal-ring-in-bars", "pagoda", test_mal_ring_in_bars, NULL);
-    qos_add_test("cp-mal-buffer-in-bars", "pagoda", test_mal_buffer_in_bars,
+    qos_add_test("cp-ring-in-segments", "pagoda-cp", test_ring_in_segments, NULL);
+    qos_add_test("cp-mal-huge-sizes", "pagoda-cp", test_mal_huge_sizes, &vram16);
+    qos_add_test("cp-mal-ring-in-bars", "pagoda-cp", test_mal_ring_in_bars, NULL);
+    qos_add_test("cp-mal-buffer-in-bars", "pagoda-cp", test_mal_buffer_in_bars,
                  NULL);
-    qos_add_test("cp-mal-dma-to-bars", "pagoda", test_mal_dma_to_bars, NULL);
-    qos_add_test("cp-mal-gart-in-aperture", "pagoda",
+    qos_add_test("cp-mal-dma-to-bars", "pagoda-cp", test_mal_dma_to_bars, NULL);
+    qos_add_test("cp-mal-gart-in-aperture", "pagoda-cp",
                  test_mal_gart_in_aperture, NULL);
-    qos_add_test("cp-mal-self-jump", "pagoda", test_mal_self_jump, NULL);
-    qos_add_test("cp-mal-segment-ids", "pagoda", test_mal_segment_ids, NULL);
-    qos_add_test("cp-mal-ring-entries", "pagoda", test_mal_ring_entries, NULL);
-    qos_add_test("cp-ring-size-too-large", "pagoda", test_ring_size_too_large,
+    qos_add_test("cp-mal-self-jump", "pagoda-cp", test_mal_self_jump, NULL);
+    qos_add_test("cp-mal-segment-ids", "pagoda-cp", test_mal_segment_ids, NULL);
+    qos_add_test("cp-mal-ring-entries", "pagoda-cp", test_mal_ring_entries, NULL);
+    qos_add_test("cp-ring-size-too-large", "pagoda-cp", test_ring_size_too_large,
                  NULL);
-    qos_add_test("cp-mal-commands", "pagoda", test_mal_commands, NULL);
-    qos_add_test("cp-mal-registers", "pagoda", test_mal_registers, NULL);
-    qos_add_test("cp-mal-table-write-slices", "pagoda",
+    qos_add_test("cp-mal-commands", "pagoda-cp", test_mal_commands, NULL);
+    qos_add_test("cp-mal-registers", "pagoda-cp", test_mal_registers, NULL);
+    qos_add_test("cp-mal-table-write-slices", "pagoda-cp",
                  test_mal_table_write_slices, &root_1m);
 }
 

@@ -666,6 +666,34 @@ static const VMStateDescription vmstate_pagoda_engine = {
     },
 };
 
+static bool pagoda_fence_wb_needed(void *opaque)
+{
+    PagodaState *s = opaque;
+    unsigned e;
+
+    for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        if (s->engine[e].fence_wb) {
+            return true;
+        }
+    }
+    return false;
+}
+
+QEMU_BUILD_BUG_ON(PAGODA_NUM_ENGINES != 2);
+
+/* The engines' fence writeback addresses, when the driver set one. */
+static const VMStateDescription vmstate_pagoda_fence_wb = {
+    .name = "pagoda/fence-writeback",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pagoda_fence_wb_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(engine[PAGODA_ENGINE_PAGING].fence_wb, PagodaState),
+        VMSTATE_UINT64(engine[PAGODA_ENGINE_RENDER].fence_wb, PagodaState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static int pagoda_post_load(void *opaque, int version_id)
 {
     PagodaState *s = opaque;
@@ -673,7 +701,9 @@ static int pagoda_post_load(void *opaque, int version_id)
 
     if (s->ctx_select >= PAGODA_NUM_CONTEXTS ||
         s->fault_head >= PAGODA_FAULT_QUEUE_DEPTH ||
-        s->fault_count > PAGODA_FAULT_QUEUE_DEPTH) {
+        s->fault_count > PAGODA_FAULT_QUEUE_DEPTH ||
+        (s->engine[PAGODA_ENGINE_PAGING].fence_wb & 7) ||
+        (s->engine[PAGODA_ENGINE_RENDER].fence_wb & 7)) {
         return -EINVAL;
     }
     /* BAR4 accesses index VRAM with these without further checks */
@@ -728,6 +758,7 @@ static const VMStateDescription vmstate_pagoda = {
     },
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pagoda_display,
+        &vmstate_pagoda_fence_wb,
         NULL
     },
 };

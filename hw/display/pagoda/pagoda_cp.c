@@ -41,11 +41,24 @@ void pagoda_cp_kick(PagodaState *s)
 
 /* ---- Ring entries -------------------------------------------------------- */
 
+/* ENG_FENCE to the fence writeback address, if the driver gave one. */
+static void write_back_fence(PagodaState *s, PagodaEngine *eng)
+{
+    uint64_t fence = cpu_to_le64(eng->fence);
+
+    if (eng->fence_wb &&
+        pagoda_mem_write(s, eng->fence_wb, &fence, sizeof(fence))) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: fence writeback "
+                      "to 0x%" PRIx64 " failed\n", eng->id, eng->fence_wb);
+    }
+}
+
 static void retire(PagodaState *s, PagodaEngine *eng, bool fence_valid)
 {
     trace_pagoda_retire(eng->id, eng->head, eng->entry.fence);
     if (fence_valid) {
         eng->fence = eng->entry.fence;
+        write_back_fence(s, eng);
     }
     eng->head = (eng->head + 1) & (eng->ring_size - 1);
     eng->active = false;
@@ -497,6 +510,8 @@ uint32_t pagoda_engine_read(PagodaState *s, PagodaEngine *eng, hwaddr reg)
         return (engine_idle(eng) ? 0 : PAGODA_ENG_STATUS_BUSY) |
                (eng->waiting ? PAGODA_ENG_STATUS_WAITING : 0);
     case PAGODA_ENG_CAPS:             return eng->caps;
+    case PAGODA_ENG_FENCE_WB_LO:      return eng->fence_wb;
+    case PAGODA_ENG_FENCE_WB_HI:      return eng->fence_wb >> 32;
     }
     qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: read of unknown "
                   "register 0x%" HWADDR_PRIx "\n", eng->id, reg);
@@ -548,6 +563,17 @@ void pagoda_engine_write(PagodaState *s, PagodaEngine *eng, hwaddr reg,
             return;
         }
         eng->tail = val;
+        return;
+    case PAGODA_ENG_FENCE_WB_LO:
+        if (val & 7) {
+            qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: fence writeback "
+                          "address 0x%x not 8-byte aligned\n", eng->id, val);
+            return;
+        }
+        eng->fence_wb = deposit64(eng->fence_wb, 0, 32, val);
+        return;
+    case PAGODA_ENG_FENCE_WB_HI:
+        eng->fence_wb = deposit64(eng->fence_wb, 32, 32, val);
         return;
     case PAGODA_ENG_DOORBELL:
         trace_pagoda_doorbell(eng->id, eng->head, eng->tail);

@@ -134,6 +134,7 @@ typedef struct PagodaEngine {
     uint32_t head, tail;
     uint32_t kicked_tail;       /* TAIL as of the last DOORBELL */
     uint64_t fence, aborted_fence;
+    uint64_t fence_wb;          /* where ENG_FENCE is written, 0 = off */
 
     /* The ring entry being run, copied from the ring once. */
     bool active;
