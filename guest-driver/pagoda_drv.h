@@ -171,6 +171,7 @@ struct pagoda_irq {
 	struct pagoda_device *pgdev;
 	u32 sources;
 	int irq;
+	bool own_vector;	/* an MSI-X vector of one engine: no INT_STATUS read */
 };
 
 /* Fault records kept for debugfs. */

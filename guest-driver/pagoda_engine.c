@@ -113,7 +113,8 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 					   &engine->ring_dma, GFP_KERNEL);
 	engine->bufs = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * PAGODA_JOB_BUF_SIZE,
 					   &engine->bufs_dma, GFP_KERNEL);
-	engine->markers = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * sizeof(u64),
+	/* the markers, then the fence writeback */
+	engine->markers = dmam_alloc_coherent(dev, (PAGODA_ENGINE_SLOTS + 1) * sizeof(u64),
 					      &engine->markers_dma, GFP_KERNEL);
 	if (!engine->ring || !engine->bufs || !engine->markers)
 		return -ENOMEM;
@@ -125,6 +126,12 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
  * ENG_FENCE: a device the driver did not reset (a new binding) still shows
  * the last fence of the driver before, which must not retire new jobs.
  */
+/* Where the device writes ENG_FENCE: the u64 after the markers. */
+static dma_addr_t pagoda_engine_fence_wb_dma(struct pagoda_engine *engine)
+{
+	return engine->markers_dma + PAGODA_ENGINE_SLOTS * sizeof(u64);
+}
+
 static void pagoda_engine_program(struct pagoda_engine *engine)
 {
 	struct pagoda_device *pgdev = engine->pgdev;
@@ -137,6 +144,10 @@ static void pagoda_engine_program(struct pagoda_engine *engine)
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_BASE_HI),
 		     upper_32_bits(engine->ring_dma));
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), PAGODA_RING_ENTRIES);
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_WB_LO),
+		     lower_32_bits(pagoda_engine_fence_wb_dma(engine)));
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_WB_HI),
+		     upper_32_bits(pagoda_engine_fence_wb_dma(engine)));
 	engine->tail = 0;
 	engine->running = true;
 }
@@ -266,6 +277,50 @@ u64 pagoda_engine_read_fence(struct pagoda_engine *engine)
 		lo = pagoda_read(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_LO));
 	} while (hi != pagoda_read(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_HI)));
 	return (u64)hi << 32 | lo;
+}
+
+/**
+ * pagoda_engine_written_fence - ENG_FENCE as the device last wrote it to memory
+ * @engine: the engine
+ *
+ * The device writes the fence there before it raises the interrupt of the
+ * entry that moved it, so the interrupt handler reads memory instead of
+ * three registers. Until the ring retires an entry after a reset the value
+ * is an older fence, whose jobs are signalled already.
+ *
+ * Return: the fence.
+ */
+u64 pagoda_engine_written_fence(struct pagoda_engine *engine)
+{
+	return le64_to_cpu(READ_ONCE(engine->markers[PAGODA_ENGINE_SLOTS]));
+}
+
+/**
+ * pagoda_engine_incomplete_upto - whether a job up to a fence lacks its marker
+ * @engine: the engine
+ * @retired: a fence the engine retired
+ *
+ * Return: true when a pending job the engine retired did not complete (a
+ * fault stopped it, or its context was halted): its fault record must be
+ * handled before its fence signals.
+ */
+bool pagoda_engine_incomplete_upto(struct pagoda_engine *engine, u64 retired)
+{
+	struct pagoda_job *job;
+	unsigned long flags;
+	bool incomplete = false;
+
+	spin_lock_irqsave(&engine->fence_lock, flags);
+	list_for_each_entry(job, &engine->pending, link) {
+		if (job->fence.seqno > retired)
+			break;
+		if (le64_to_cpu(READ_ONCE(engine->markers[job->slot])) != job->fence.seqno) {
+			incomplete = true;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&engine->fence_lock, flags);
+	return incomplete;
 }
 
 /* The paging engine's watchdog starts again: it has work, and made progress. */

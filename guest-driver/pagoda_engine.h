@@ -89,7 +89,8 @@ struct pagoda_job {
  * @markers: PAGODA_ENGINE_SLOTS u64s in coherent memory; the last command
  *	of each job writes its seqno to its slot's marker, so a job retired
  *	without its marker written did not complete (a fault stopped it, or
- *	its context was halted)
+ *	its context was halted). One more u64 after them is the fence
+ *	writeback (ENG_FENCE_WB): where the device writes ENG_FENCE
  * @markers_dma: their bus address
  * @fence_context: dma_fence context of the engine's jobs
  * @exclusive: the paging engine's kernel jobs are built holding it for
@@ -159,6 +160,8 @@ void pagoda_engine_abort_locked(struct pagoda_engine *engine, int error);
 void pagoda_engine_replay_locked(struct pagoda_engine *engine, struct pagoda_job *guilty);
 void pagoda_engine_fini(struct pagoda_engine *engine);
 u64 pagoda_engine_read_fence(struct pagoda_engine *engine);
+u64 pagoda_engine_written_fence(struct pagoda_engine *engine);
+bool pagoda_engine_incomplete_upto(struct pagoda_engine *engine, u64 retired);
 void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired);
 void pagoda_engine_retire(struct pagoda_engine *engine);
 int pagoda_engine_idle(struct pagoda_engine *engine, long timeout);

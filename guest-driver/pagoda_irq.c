@@ -151,20 +151,29 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 	struct pagoda_irq *vec = arg;
 	struct pagoda_device *pgdev = vec->pgdev;
 	u64 retired[PAGODA_NUM_ENGINES];
+	bool incomplete = false;
 	unsigned int e;
 	u32 status;
 
-	status = pagoda_read(pgdev, PAGODA_REG_INT_STATUS);
 	/*
-	 * All ones: the function does not decode its BARs (a reset in
-	 * progress, or gone). A shared INTx line may still call us then.
+	 * An engine's own MSI-X vector says what fired: the hot path of job
+	 * completion touches one register (the acknowledgment).
 	 */
-	if (status == ~0u)
-		return IRQ_NONE;
-	status &= vec->sources;
-	/* Another vector's source, or another device on a shared INTx line. */
-	if (!status)
-		return IRQ_NONE;
+	if (vec->own_vector) {
+		status = vec->sources;
+	} else {
+		status = pagoda_read(pgdev, PAGODA_REG_INT_STATUS);
+		/*
+		 * All ones: the function does not decode its BARs (a reset in
+		 * progress, or gone). A shared INTx line may still call us then.
+		 */
+		if (status == ~0u)
+			return IRQ_NONE;
+		status &= vec->sources;
+		/* Another vector's source, or another device on a shared INTx line. */
+		if (!status)
+			return IRQ_NONE;
+	}
 
 	/*
 	 * Engine bits are acked before the fences are read, so that an entry
@@ -175,14 +184,21 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 	if (status & PAGODA_INT_VBLANK)
 		pagoda_display_vblank(pgdev);
 	/*
-	 * The fences are read before the drain: an entry that retires after
+	 * The fences (as the device wrote them to memory before raising the
+	 * interrupt) are read before the drain: an entry that retires after
 	 * the drain may have faulted after it, and waits for the next
-	 * interrupt, by which its record is handled.
+	 * interrupt, by which its record is handled. The queue is drained
+	 * only when a job retired without completing: the records of the
+	 * entries retired up to the fences are queued already, and a job
+	 * that completed has none.
 	 */
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
-		if (status & PAGODA_INT_ENGINE(e))
-			retired[e] = pagoda_engine_read_fence(&pgdev->engine[e]);
-	if (status & PAGODA_INT_ENGINES)
+		if (status & PAGODA_INT_ENGINE(e)) {
+			retired[e] = pagoda_engine_written_fence(&pgdev->engine[e]);
+			incomplete |= pagoda_engine_incomplete_upto(&pgdev->engine[e],
+								   retired[e]);
+		}
+	if (incomplete)
 		pagoda_fault_drain(pgdev);
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
 		if (status & PAGODA_INT_ENGINE(e))
@@ -238,6 +254,8 @@ int pagoda_irq_init(struct pagoda_device *pgdev)
 
 		vec->pgdev = pgdev;
 		vec->sources = map[i].sources;
+		vec->own_vector = map == pagoda_msix_sources &&
+				  (vec->sources & PAGODA_INT_ENGINES) == vec->sources;
 		vec->irq = pci_irq_vector(pdev, i);
 		ret = request_irq(vec->irq, pagoda_irq_handler, flags, map[i].name, vec);
 		if (ret) {
