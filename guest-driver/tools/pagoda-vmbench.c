@@ -260,7 +260,8 @@ fail:
 
 /*
  * The NVMe baseline: a 4 KiB O_DIRECT read's round trip, best of 3 runs of
- * 100 (as the jobs' below), and reads per second with 32 in flight.
+ * 100 (as the jobs' below), and reads per second with 32 in flight, best
+ * of 3 runs of 4096.
  */
 static struct nvme_baseline nvme_baseline(void)
 {
@@ -289,7 +290,11 @@ static struct nvme_baseline nvme_baseline(void)
 		t = (now() - t) / 100;
 		nvme.read_s = t < nvme.read_s ? t : nvme.read_s;
 	}
-	nvme.qd32_iops = nvme_qd32(fd, buf);
+	for (run = 0; run < 3; run++) {
+		double iops = nvme_qd32(fd, buf);
+
+		nvme.qd32_iops = iops > nvme.qd32_iops ? iops : nvme.qd32_iops;
+	}
 out:
 	free(buf);
 	close(fd);
@@ -342,13 +347,38 @@ static double paging_round_trip(void)
 	return best;
 }
 
+/*
+ * 512 no-op jobs submitted back to back, then the last waited for: the
+ * best of 3 runs, in seconds; @submit gets that run's time in the ioctls.
+ */
+static double in_flight(uint32_t ctx, uint64_t cmd_va, double *submit)
+{
+	struct drm_pagoda_sync out = { .handle = out_sync };
+	double best = 1e9, t, t_submit;
+	unsigned int run, i;
+
+	for (run = 0; run < 3; run++) {
+		t = now();
+		for (i = 0; i < 512; i++)
+			check("submit", pagoda_submit(&dev, ctx, cmd_va, 4, NULL, 0, &out, 1));
+		t_submit = now() - t;
+		check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
+		t = now() - t;
+		if (t < best) {
+			best = t;
+			*submit = t_submit;
+		}
+	}
+	return best;
+}
+
 static void bench_jobs(double null_s, const struct nvme_baseline *nvme)
 {
 	struct drm_pagoda_sync out = { .handle = out_sync };
 	struct pagoda_cmdbuf cb;
 	struct pagoda_bo cmd, data;
 	uint64_t cmd_va = 0, va;
-	double rt, t, evicted, paging;
+	double rt, t, evicted, paging, submit = 0;
 	unsigned int i;
 	uint32_t ctx;
 	char seg[4];
@@ -366,13 +396,9 @@ static void bench_jobs(double null_s, const struct nvme_baseline *nvme)
 	       paging * 1e6, paging / null_s);
 	printf("  no-op job round trip                 %8.1f us   (%.1fx a null ioctl, %.1fx a paging job)\n",
 	       rt * 1e6, rt / null_s, rt / paging);
-	t = now();
-	for (i = 0; i < 512; i++)
-		check("submit", pagoda_submit(&dev, ctx, cmd_va, 4, NULL, 0, &out, 1));
-	check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
-	t = now() - t;
-	printf("  no-op jobs in flight                 %8.0f /s   (%.1f us each)\n", 512 / t,
-	       t * 1e6 / 512);
+	t = in_flight(ctx, cmd_va, &submit);
+	printf("  no-op jobs in flight                 %8.0f /s   (%.1f us each; submitting "
+	       "took %.1f us of it)\n", 512 / t, t * 1e6 / 512, submit * 1e6 / 512);
 	if (nvme->read_s) {
 		printf("  against QEMU's NVMe: paging job %.2fx its 4 KiB read, no-op job %.2fx",
 		       paging / nvme->read_s, rt / nvme->read_s);
