@@ -253,8 +253,18 @@
 #define PAGODA_RING_FLAGS		0x0e	/* u16 */
 #define   PAGODA_RING_FLAG_VIRTUAL	PAGODA_BIT(0)	/* buffer and command addresses are VAs */
 #define   PAGODA_RING_FLAG_INTERRUPT	PAGODA_BIT(1)	/* raise PAGODA_INT_ENGINE when retired */
+#define   PAGODA_RING_FLAG_STATUS	PAGODA_BIT(2)	/* outcome to RING_STATUS when retired */
 #define PAGODA_RING_FENCE		0x10	/* u64: written to ENG_FENCE when retired */
-#define PAGODA_RING_RESERVED		0x18	/* u64: must be zero */
+#define PAGODA_RING_RESERVED		0x18	/* u64: must be zero when submitted */
+/*
+ * With PAGODA_RING_FLAG_STATUS the engine writes how the entry ended, as a
+ * little-endian u32, over the low half of RING_RESERVED, before it moves
+ * ENG_FENCE: whether a job ran to its end, without a command of its own.
+ */
+#define PAGODA_RING_STATUS		PAGODA_RING_RESERVED
+#define   PAGODA_RING_STATUS_COMPLETED	1	/* ran to its end */
+#define   PAGODA_RING_STATUS_FAULTED	2	/* a fault stopped it */
+#define   PAGODA_RING_STATUS_SKIPPED	3	/* not run: its context was halted */
 #define PAGODA_RING_MAX_LENGTH		(1u << 24)
 
 /* ---- Display controller ------------------------------------------------

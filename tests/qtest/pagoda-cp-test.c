@@ -3057,6 +3057,78 @@ static void test_fence_writeback(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_WB_LO)), ==, 0);
 }
 
+/* ---- Ring entry status ------------------------------------------------- */
+
+/* Upload @c and queue it on @engine for @ctx; @slot gets its ring slot. */
+static uint64_t submit_at(QPagoda *d, unsigned engine, PagodaCmds *c,
+                          uint16_t ctx, uint16_t flags, uint32_t *slot)
+{
+    uint64_t addr = pagoda_cmds_upload(d, c);
+    uint64_t fence;
+
+    *slot = d->ring_tail[engine];
+    fence = pagoda_submit(d, engine, SYS(addr), pagoda_cmds_bytes(c), ctx,
+                          flags);
+    pagoda_cmds_free(c);
+    return fence;
+}
+
+/* What the engine wrote over the reserved field of ring slot @slot. */
+static uint64_t entry_status(QPagoda *d, unsigned engine, uint32_t slot)
+{
+    return pagoda_readq(d, d->ring_base[engine] +
+                        (uint64_t)slot * PAGODA_RING_ENTRY_SIZE +
+                        PAGODA_RING_STATUS);
+}
+
+/*
+ * RING_FLAG_STATUS: an entry that ran to its end gets COMPLETED in its
+ * slot, one a fault stopped FAULTED, one of the halted context behind it
+ * SKIPPED; without the flag, and for a malformed entry, nothing is
+ * written.
+ */
+static void test_ring_status(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    uint32_t done, plain, faulted, skipped, bad;
+    uint64_t fence;
+    PagodaCmds c;
+
+    pagoda_start(d, alloc);
+    cmds(&c);
+    pagoda_cmd_nop(&c, 2);
+    fence = submit_at(d, RE, &c, 0, PAGODA_RING_FLAG_STATUS, &done);
+    cmds(&c);
+    pagoda_cmd_nop(&c, 2);
+    fence = submit_at(d, RE, &c, 0, 0, &plain);
+    g_assert_true(pagoda_wait_fence(d, RE, fence));
+    g_assert_cmpuint(entry_status(d, RE, done), ==,
+                     PAGODA_RING_STATUS_COMPLETED);
+    g_assert_cmpuint(entry_status(d, RE, plain), ==, 0);
+
+    cmds(&c);
+    pagoda_cmd_raw(&c, (uint32_t[]){ PAGODA_CMD_HEADER(0xee, 0, 1) }, 1);
+    submit_at(d, RE, &c, 5, PAGODA_RING_FLAG_STATUS, &faulted);
+    cmds(&c);
+    pagoda_cmd_nop(&c, 1);
+    fence = submit_at(d, RE, &c, 5, PAGODA_RING_FLAG_STATUS, &skipped);
+    g_assert_true(pagoda_wait_fence(d, RE, fence));
+    g_assert_cmpuint(entry_status(d, RE, faulted), ==,
+                     PAGODA_RING_STATUS_FAULTED);
+    g_assert_cmpuint(entry_status(d, RE, skipped), ==,
+                     PAGODA_RING_STATUS_SKIPPED);
+    expect_fault(d, RE, PAGODA_FAULT_BAD_COMMAND);
+
+    /* an unknown flag: BAD_RING_ENTRY, no status, the fence stays */
+    cmds(&c);
+    pagoda_cmd_nop(&c, 1);
+    submit_at(d, RE, &c, 0, PAGODA_RING_FLAG_STATUS | PAGODA_BIT(3), &bad);
+    g_assert_true(pagoda_wait_idle(d, RE));
+    g_assert_cmpuint(entry_status(d, RE, bad), ==, 0);
+    g_assert_cmpuint(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_LO)), ==, fence);
+    expect_fault(d, RE, PAGODA_FAULT_BAD_RING_ENTRY);
+}
+
 /* ---- Resets ------------------------------------------------------------- */
 
 static void test_engine_reset(void *obj, void *data, QGuestAllocator *alloc)
@@ -3903,7 +3975,7 @@ static void test_mal_ring_entries(void *obj, void *data, QGuestAllocator *alloc)
         { RE, 0xfffffffc, 0, 0, 0 },
         { RE, 20, nctx, 0, 0 },
         { PG, 20, 0xffff, 0, 0 },
-        { RE, 20, 0, PAGODA_BIT(2), 0 },
+        { RE, 20, 0, PAGODA_BIT(3), 0 },
         { PG, 20, 0, PAGODA_BIT(15), 0 },
         { PG, 20, 0, PAGODA_RING_FLAG_VIRTUAL, 0 },
     };
@@ -4316,6 +4388,7 @@ static void register_pagoda_cp_tests(void)
                  test_transfer_lists_one_buffer, NULL);
     qos_add_test("cp-fill", "pagoda-cp", test_fill, NULL);
     qos_add_test("cp-fence-writeback", "pagoda-cp", test_fence_writeback, NULL);
+    qos_add_test("cp-ring-status", "pagoda-cp", test_ring_status, NULL);
     qos_add_test("cp-fill-large", "pagoda-cp", test_fill_large, NULL);
     qos_add_test("cp-zero-size", "pagoda-cp", test_zero_size, NULL);
     qos_add_test("cp-virtual-fill", "pagoda-cp", test_virtual_fill, NULL);

@@ -53,10 +53,32 @@ static void write_back_fence(PagodaState *s, PagodaEngine *eng)
     }
 }
 
-static void retire(PagodaState *s, PagodaEngine *eng, bool fence_valid)
+/*
+ * How the entry at HEAD ended (a PAGODA_RING_STATUS_* value), to its ring
+ * slot when it asked for it.
+ */
+static void write_status(PagodaState *s, PagodaEngine *eng, uint32_t status)
+{
+    uint64_t at = eng->ring_base + PAGODA_RING_STATUS +
+                  (uint64_t)eng->head * PAGODA_RING_ENTRY_SIZE;
+    uint32_t le = cpu_to_le32(status);
+
+    if (eng->entry.flags & PAGODA_RING_FLAG_STATUS &&
+        pagoda_mem_write(s, at, &le, sizeof(le))) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: status of ring "
+                      "entry %u not written\n", eng->id, eng->head);
+    }
+}
+
+/*
+ * Retire the entry at HEAD with @status (PAGODA_RING_STATUS_*), or 0 for a
+ * malformed one, whose fence is not to be trusted.
+ */
+static void retire(PagodaState *s, PagodaEngine *eng, uint32_t status)
 {
     trace_pagoda_retire(eng->id, eng->head, eng->entry.fence);
-    if (fence_valid) {
+    if (status) {
+        write_status(s, eng, status);
         eng->fence = eng->entry.fence;
         write_back_fence(s, eng);
     }
@@ -83,7 +105,8 @@ static const char *check_entry(PagodaEngine *eng, const PagodaRingEntry *e,
     if (e->context >= PAGODA_NUM_CONTEXTS) {
         return "context out of range";
     }
-    if (e->flags & ~(PAGODA_RING_FLAG_VIRTUAL | PAGODA_RING_FLAG_INTERRUPT)) {
+    if (e->flags & ~(PAGODA_RING_FLAG_VIRTUAL | PAGODA_RING_FLAG_INTERRUPT |
+                     PAGODA_RING_FLAG_STATUS)) {
         return "unknown flags";
     }
     if (e->flags & PAGODA_RING_FLAG_VIRTUAL ?
@@ -123,7 +146,7 @@ static bool fetch_entry(PagodaState *s, PagodaEngine *eng)
         e->context = UINT16_MAX;
         e->flags = 0;
         pagoda_fault(s, eng, &f);
-        retire(s, eng, false);
+        retire(s, eng, 0);
         return false;
     }
     eng->active = true;
@@ -429,14 +452,14 @@ static bool engine_run_slice(PagodaState *s, PagodaEngine *eng)
             if (s->ctx[eng->entry.context].halted) {
                 trace_pagoda_skip_halted(eng->id, eng->entry.context,
                                          eng->entry.fence);
-                retire(s, eng, true);
+                retire(s, eng, PAGODA_RING_STATUS_SKIPPED);
                 continue;
             }
         }
         switch (run_command(s, eng, &budget, &f)) {
         case PAGODA_CMD_DONE:
             if (command_done(eng)) {
-                retire(s, eng, true);
+                retire(s, eng, PAGODA_RING_STATUS_COMPLETED);
             }
             break;
         case PAGODA_CMD_YIELD:
@@ -446,7 +469,7 @@ static bool engine_run_slice(PagodaState *s, PagodaEngine *eng)
             return false;
         case PAGODA_CMD_FAULT:
             pagoda_fault(s, eng, &f);
-            retire(s, eng, true);
+            retire(s, eng, PAGODA_RING_STATUS_FAULTED);
             break;
         }
     }

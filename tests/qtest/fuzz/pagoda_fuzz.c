@@ -565,8 +565,8 @@ static const struct {
     { PAGODA_REG_MMU_CAPS, PAGODA_REG_TLB_VALID },
     { PAGODA_REG_CTX_SELECT, PAGODA_REG_CTX_STATUS },
     { PAGODA_REG_FAULT_COUNT, PAGODA_REG_FAULT_POP },
-    { PAGODA_REG_ENGINE(0), PAGODA_REG_ENGINE(0) + PAGODA_ENG_CAPS },
-    { PAGODA_REG_ENGINE(1), PAGODA_REG_ENGINE(1) + PAGODA_ENG_CAPS },
+    { PAGODA_REG_ENGINE(0), PAGODA_REG_ENGINE(0) + PAGODA_ENG_FENCE_WB_HI },
+    { PAGODA_REG_ENGINE(1), PAGODA_REG_ENGINE(1) + PAGODA_ENG_FENCE_WB_HI },
     { PAGODA_REG_DISP_MAX_WIDTH, PAGODA_REG_DISP_ACTIVE_SURFACE_HI },
     { PAGODA_REG_DISP_MODE(0),
       PAGODA_REG_DISP_MODE(PAGODA_DISP_MAX_MODES - 1) },
@@ -1432,6 +1432,9 @@ static void ring_setup(FuzzState *st, unsigned e, uint8_t raw)
     wr64(st, reg + PAGODA_ENG_RING_BASE_LO, raw & 2 ? pick_paddr(st) :
          PAGODA_PADDR(PAGODA_SEG_SYSTEM, base));
     wr(st, reg + PAGODA_ENG_RING_SIZE, size);
+    /* the fence writeback: off, in the arena, or anywhere */
+    wr64(st, reg + PAGODA_ENG_FENCE_WB_LO, b & 0x40 ? 0 : raw & 4 ? pick_paddr(st) :
+         PAGODA_PADDR(PAGODA_SEG_SYSTEM, arena_alloc(st, 8)));
     if (!(raw & 3) && rd(st, reg + PAGODA_ENG_RING_SIZE) != size) {
         return;
     }
@@ -1492,7 +1495,8 @@ static void act_submit(FuzzState *st)
                   false);
     }
     flags = (virtual ? PAGODA_RING_FLAG_VIRTUAL : 0) |
-            (b & 8 ? PAGODA_RING_FLAG_INTERRUPT : 0);
+            (b & 8 ? PAGODA_RING_FLAG_INTERRUPT : 0) |
+            (b & 0x20 ? PAGODA_RING_FLAG_STATUS : 0);
     ctx = sp->valid ? sp->ctx : sp - st->space;
     if (raw & 8) {              /* any flags, length, reserved field */
         flags = in_u16(st);
