@@ -557,8 +557,11 @@ static void test_never_fits(void)
 	}
 }
 
-/* A process that submits small render jobs until killed. */
-static void busy_child(void)
+/*
+ * A process that submits small render jobs until killed, on a context
+ * whose id (ids are per file) is not @split_ctx's.
+ */
+static void busy_child(uint32_t split_ctx)
 {
 	struct pagoda_dev cdev;
 	struct pt_buf cmd, data;
@@ -566,6 +569,8 @@ static void busy_child(void)
 	uint32_t cctx, sync;
 
 	if (pagoda_open(&cdev) || pagoda_ctx_create(&cdev, DRM_PAGODA_PRIORITY_NORMAL, &cctx) ||
+	    (cctx == split_ctx &&
+	     pagoda_ctx_create(&cdev, DRM_PAGODA_PRIORITY_NORMAL, &cctx)) ||
 	    pt_buf_create(&cdev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0) ||
 	    pt_buf_create(&cdev, &data, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0) ||
 	    pagoda_syncobj_create(&cdev, &sync))
@@ -584,45 +589,40 @@ static void busy_child(void)
 	}
 }
 
-/* The slot of the next pagoda_render_run line of @f, or -1 at the end. */
-static int next_run_slot(FILE *f)
+/* The context id of the next pagoda_render_run line of @f, or -1 at the end. */
+static long long next_run_ctx(FILE *f)
 {
 	char line[512];
 
 	while (fgets(line, sizeof(line), f)) {
 		char *p = strstr(line, "pagoda_render_run:");
-		unsigned int ctx_id, slot;
+		unsigned int ctx_id;
 
-		if (p && sscanf(p, "pagoda_render_run: ctx=%u slot=%u", &ctx_id, &slot) == 2 &&
-		    slot < PAGODA_NUM_CONTEXTS)
-			return slot;
+		if (p && sscanf(p, "pagoda_render_run: ctx=%u", &ctx_id) == 1)
+			return ctx_id;
 	}
 	return -1;
 }
 
 /*
  * The engine's order from the trace (lines "pagoda_render_run: ctx=C
- * slot=S"): the split's slot is the one with @portions lines; counts the
- * other jobs before its first line, between, and after its last.
+ * slot=S"): the split's jobs are those of its context, @split_ctx (the
+ * other process's has another id); counts the other jobs before its
+ * first, between, and after its last. -1 unless the split's jobs are
+ * @portions.
  */
-static int check_back_to_back(uint32_t portions, unsigned int *before, unsigned int *between,
-			      unsigned int *after)
+static int check_back_to_back(uint32_t split_ctx, uint32_t portions, unsigned int *before,
+			      unsigned int *between, unsigned int *after)
 {
-	unsigned int count[PAGODA_NUM_CONTEXTS] = { 0 }, seen = 0, others = 0, i;
-	int slot, split_slot = -1;
+	unsigned int seen = 0, others = 0;
 	FILE *f = fopen(TRACING "/trace", "r");
+	long long run_ctx;
 
 	if (!f)
 		return -1;
-	while ((slot = next_run_slot(f)) >= 0)
-		count[slot]++;
-	for (i = 0; i < PAGODA_NUM_CONTEXTS; i++)
-		if (count[i] == portions)
-			split_slot = i;
-	rewind(f);
 	*before = *between = *after = 0;
-	while (split_slot >= 0 && (slot = next_run_slot(f)) >= 0) {
-		if (slot != split_slot) {
+	while ((run_ctx = next_run_ctx(f)) >= 0) {
+		if (run_ctx != split_ctx) {
 			others++;
 			continue;
 		}
@@ -634,7 +634,7 @@ static int check_back_to_back(uint32_t portions, unsigned int *before, unsigned 
 	}
 	*after = others;
 	fclose(f);
-	return split_slot < 0 ? -1 : 0;
+	return seen == portions ? 0 : -1;
 }
 
 static void test_back_to_back(void)
@@ -658,7 +658,7 @@ static void test_back_to_back(void)
 	build_workload(&pb);
 	child = fork();
 	if (child == 0)
-		busy_child();
+		busy_child(ctx);
 	pt_write_file(TRACING "/trace", "");
 	pt_write_file(TRACING "/events/pagoda/pagoda_render_run/enable", "1");
 	pt_sleep_ms(300);
@@ -670,7 +670,7 @@ static void test_back_to_back(void)
 	if (pt_check(!ret && portions > 1,
 		     "back to back: the buffer ran in %u portions beside another process (%s)",
 		     portions, strerror(-ret))) {
-		ret = check_back_to_back(portions, &before, &between, &after);
+		ret = check_back_to_back(ctx, portions, &before, &between, &after);
 		pt_check(!ret && !between && before && after,
 			 "no other process's job ran between the portions (%u before, %u between, %u after)",
 			 before, between, after);
