@@ -809,6 +809,27 @@ void pagoda_bo_run_next(struct pagoda_bo_run *run)
 	run->bytes = run->cur.size;
 }
 
+/* A user's allocation, placed: GEM_CREATE's work, under the device's locks. */
+static struct pagoda_bo *pagoda_bo_create_user(struct pagoda_device *pgdev,
+					       const struct drm_pagoda_gem_create *args, u64 size)
+{
+	struct pagoda_bo *bo;
+	int ret, idx;
+
+	if (!drm_dev_enter(&pgdev->drm, &idx))
+		return ERR_PTR(-ENODEV);
+	/* a new allocation is cleared by the paging engine: not during a reset */
+	ret = down_read_interruptible(&pgdev->reset_lock);
+	if (ret) {
+		drm_dev_exit(idx);
+		return ERR_PTR(ret);
+	}
+	bo = pagoda_bo_create(pgdev, args, size, NULL, false);
+	up_read(&pgdev->reset_lock);
+	drm_dev_exit(idx);
+	return bo;
+}
+
 /**
  * pagoda_ioctl_gem_create - DRM_IOCTL_PAGODA_GEM_CREATE
  * @drm: the DRM device
@@ -825,7 +846,7 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 	struct drm_pagoda_gem_create *args = data;
 	struct pagoda_bo *bo;
 	u64 size;
-	int ret, idx;
+	int ret;
 
 	ret = pagoda_bo_check_args(args);
 	if (ret)
@@ -834,17 +855,16 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 	if (!size)
 		return -EINVAL;
 
-	if (!drm_dev_enter(drm, &idx))
-		return -ENODEV;
-	/* a new allocation is cleared by the paging engine: not during a reset */
-	ret = down_read_interruptible(&pgdev->reset_lock);
-	if (ret) {
-		drm_dev_exit(idx);
-		return ret;
+	bo = pagoda_bo_create_user(pgdev, args, size);
+	/*
+	 * No room: allocations freed a moment ago may still wait in TTM's
+	 * delayed destroy (busy when their last reference went, or their
+	 * reservation held then); let it return their memory, and try again.
+	 */
+	if (bo == ERR_PTR(-ENOMEM)) {
+		flush_workqueue(pgdev->bdev.wq);
+		bo = pagoda_bo_create_user(pgdev, args, size);
 	}
-	bo = pagoda_bo_create(pgdev, args, size, NULL, false);
-	up_read(&pgdev->reset_lock);
-	drm_dev_exit(idx);
 	if (IS_ERR(bo))
 		return PTR_ERR(bo);
 
