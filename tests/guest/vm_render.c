@@ -8,7 +8,8 @@
  * read-only page faults the job, a zero page reads zeros and drops
  * writes); an unmapped access kills only its context, while another
  * context and another process keep running; binds and submits chain
- * through binary and timeline syncobjs.
+ * through binary and timeline syncobjs. Operations VM_BIND can read but
+ * not write back run, and the call says EFAULT with their count.
  */
 #include <sys/wait.h>
 
@@ -21,6 +22,40 @@
 #define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
 
 static const char *const segment_names[] = { "system", "VRAM", "hidden VRAM" };
+
+/*
+ * A FIXED RESERVE in memory the process may read but not write: it runs,
+ * and VM_BIND fails with EFAULT (it cannot write the operation back) and
+ * count 1; FREE of the range then finds the reservation.
+ */
+static void test_ops_read_only(struct pagoda_dev *dev)
+{
+	struct drm_pagoda_vm_bind bind = { .count = 1 };
+	struct drm_pagoda_vm_op *op;
+	uint64_t va_bits = 0, va;
+	int ret;
+
+	/* near the top of the space, where the other tests reserve nothing */
+	pagoda_query(dev, DRM_PAGODA_PARAM_VA_BITS, &va_bits);
+	va = (1ull << va_bits) - 2 * 64 * KIB;
+
+	op = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!pt_check(op != MAP_FAILED, "a page for the operation"))
+		return;
+	*op = (struct drm_pagoda_vm_op){
+		.op = DRM_PAGODA_VM_OP_RESERVE, .flags = DRM_PAGODA_VM_FIXED,
+		.va = va, .size = 64 * KIB,
+	};
+	mprotect(op, 4096, PROT_READ);
+	bind.ops = (uintptr_t)op;
+	ret = ioctl(dev->fd, DRM_IOCTL_PAGODA_VM_BIND, &bind) ? errno : 0;
+	pt_check(ret == EFAULT && bind.count == 1,
+		 "VM_BIND with read-only operations: %s, count %u (want EFAULT, 1)",
+		 strerror(ret), bind.count);
+	ret = pagoda_vm_free(dev, va, 64 * KIB);
+	pt_check(!ret, "the reservation was made all the same: FREE %s", strerror(-ret));
+	munmap(op, 4096);
+}
 
 /* Copy, fill, write immediates and CRC32 between allocations of @src_seg and @dst_seg. */
 static void test_commands(struct pagoda_dev *dev, uint32_t ctx, unsigned int src_seg,
@@ -539,6 +574,7 @@ int main(void)
 		 fdinfo_ns(&dev, "drm-engine-render"), fdinfo_ns(&dev, "drm-engine-paging"));
 	test_protections(&dev);
 	test_protect(&dev);
+	test_ops_read_only(&dev);
 	test_fault_isolation(&dev);
 	pagoda_ctx_destroy(&dev, ctx);
 	pagoda_close(&dev);
