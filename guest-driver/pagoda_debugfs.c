@@ -30,7 +30,7 @@
  *   the last PAGODA_FAULT_LOG of them;
  * - ``resets``: render engine resets and adapter resets so far;
  * - ``paging_hang`` (write-only): a write submits a paging job that waits
- *   forever (WAIT_FENCE for the engine's fence to reach U64_MAX) and waits for it: the
+ *   forever (WAIT_FENCE on its own completion marker) and waits for it: the
  *   paging watchdog resets the adapter, the job fails with ETIMEDOUT, and
  *   the write succeeds; it fails (EIO) if the job ends any other way. How
  *   tests reach the adapter reset.
@@ -369,8 +369,8 @@ static int pagoda_debugfs_paging_hang(struct pagoda_device *pgdev)
 	cmd = pagoda_job_reserve(job, 24);
 	cmd[0] = cpu_to_le32(PAGODA_CMD_HEADER(PAGODA_CMD_WAIT_FENCE, 0, 6));
 	cmd[1] = 0;
-	/* the engine's fence writeback: never that high */
-	*(__le64 *)(cmd + 2) = cpu_to_le64(engine->fence_wb_dma);
+	/* its own marker, written only after this command: never reached */
+	*(__le64 *)(cmd + 2) = cpu_to_le64(engine->markers_dma + job->slot * sizeof(u64));
 	*(__le64 *)(cmd + 4) = cpu_to_le64(U64_MAX);
 	fence = pagoda_job_submit(job);
 	dma_fence_wait(fence, false);

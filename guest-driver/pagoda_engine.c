@@ -9,30 +9,34 @@
  * commands name. Work that does not fit one buffer is split by its builder
  * into several jobs; they retire in order, so the fence of the last one
  * covers all of them. A job that runs a user's command buffer through an
- * address space, or a DMA buffer the kernel parsed and patched, is one
- * entry too, naming that buffer (virtual, or physical) in the user's
- * context (pagoda_job_set_user()).
+ * address space, or a DMA buffer the kernel parsed and patched, takes two
+ * entries: the user's entry (virtual, or physical) naming that buffer,
+ * then the physical entry of its own buffer, in the same context
+ * (pagoda_job_set_user()).
  *
- * Every entry asks for an interrupt and for its status
- * (PAGODA_RING_FLAG_STATUS), and carries the job's fence seqno as its fence
- * value. The engine writes the fence to memory (ENG_FENCE_WB) before the
- * interrupt, which signals, in order, every pending job up to that value.
- * A retired entry may not have run to its end: a fault stops it, and the
- * engine retires the entries of a halted context without running them; the
- * status the engine wrote into the entry says which, and a job whose
- * entry did not complete gets &pagoda_job.incomplete_error on its fence
- * (-EIO for kernel work, -EFAULT for a user's). A fault of a kernel job
- * (the paging engine) resumes the kernel context at once, from the fault
- * interrupt: the jobs after it run again, and those the engine skipped in
- * between fail with -EIO like the faulting one. A slot (entry and buffer)
- * is reused only after the job that last used the next slot retired, which
- * also keeps one entry free as the device requires (at most RING_SIZE - 1
- * entries pending).
+ * Every entry asks for an interrupt and carries the job's fence seqno as
+ * its fence value. The engine's interrupt reads PAGODA_ENG_FENCE and
+ * signals, in order, every pending job up to that value. A retired entry
+ * may not have run to its end: a fault stops it, and the engine retires
+ * the entries of a halted context without running them. So every job ends
+ * with a SIGNAL_FENCE writing its seqno to its slot's marker, and a job
+ * retired without its marker gets -EIO on its fence. A fault of a kernel
+ * job (the paging engine) resumes the kernel context at once, from the
+ * fault interrupt: the jobs after it run again, and those the engine
+ * skipped in between fail with -EIO like the faulting one. A slot (entry and
+ * buffer) is reused only after the job that last used the next slot
+ * retired, which also keeps one entry free as the device requires
+ * (at most RING_SIZE - 1 entries pending).
  *
  * Before a reset or an unplug the driver stops the engine: no new job
  * starts, and jobs the device will never retire are signalled with an
  * error. After a reset pagoda_engine_start() programs the ring again.
  *
+ * A user's entry carries the fence value of the job before, so that
+ * ENG_FENCE reaches the job's seqno only when its own entry retires, and
+ * a fault in the user's buffer halts the context, which makes the engine
+ * skip the job's own entry: its marker stays unwritten and its fence
+ * gets &pagoda_job.incomplete_error.
  */
 
 #include <linux/dma-mapping.h>
@@ -109,9 +113,10 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
 					   &engine->ring_dma, GFP_KERNEL);
 	engine->bufs = dmam_alloc_coherent(dev, PAGODA_ENGINE_SLOTS * PAGODA_JOB_BUF_SIZE,
 					   &engine->bufs_dma, GFP_KERNEL);
-	engine->fence_wb = dmam_alloc_coherent(dev, sizeof(u64), &engine->fence_wb_dma,
-					       GFP_KERNEL);
-	if (!engine->ring || !engine->bufs || !engine->fence_wb)
+	/* the markers, then the fence writeback */
+	engine->markers = dmam_alloc_coherent(dev, (PAGODA_ENGINE_SLOTS + 1) * sizeof(u64),
+					      &engine->markers_dma, GFP_KERNEL);
+	if (!engine->ring || !engine->bufs || !engine->markers)
 		return -ENOMEM;
 	return 0;
 }
@@ -121,6 +126,12 @@ int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine
  * ENG_FENCE: a device the driver did not reset (a new binding) still shows
  * the last fence of the driver before, which must not retire new jobs.
  */
+/* Where the device writes ENG_FENCE: the u64 after the markers. */
+static dma_addr_t pagoda_engine_fence_wb_dma(struct pagoda_engine *engine)
+{
+	return engine->markers_dma + PAGODA_ENGINE_SLOTS * sizeof(u64);
+}
+
 static void pagoda_engine_program(struct pagoda_engine *engine)
 {
 	struct pagoda_device *pgdev = engine->pgdev;
@@ -134,9 +145,9 @@ static void pagoda_engine_program(struct pagoda_engine *engine)
 		     upper_32_bits(engine->ring_dma));
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_SIZE), PAGODA_RING_ENTRIES);
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_WB_LO),
-		     lower_32_bits(engine->fence_wb_dma));
+		     lower_32_bits(pagoda_engine_fence_wb_dma(engine)));
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_FENCE_WB_HI),
-		     upper_32_bits(engine->fence_wb_dma));
+		     upper_32_bits(pagoda_engine_fence_wb_dma(engine)));
 	engine->tail = 0;
 	engine->running = true;
 }
@@ -281,20 +292,11 @@ u64 pagoda_engine_read_fence(struct pagoda_engine *engine)
  */
 u64 pagoda_engine_written_fence(struct pagoda_engine *engine)
 {
-	return le64_to_cpu(READ_ONCE(*engine->fence_wb));
-}
-
-/* Whether @job's entry ran to its end, by the status the engine wrote into it. */
-static bool pagoda_job_completed(struct pagoda_job *job)
-{
-	u8 *entry = (u8 *)job->engine->ring + job->entry * PAGODA_RING_ENTRY_SIZE;
-
-	return le32_to_cpu(READ_ONCE(*(__le32 *)(entry + PAGODA_RING_STATUS))) ==
-	       PAGODA_RING_STATUS_COMPLETED;
+	return le64_to_cpu(READ_ONCE(engine->markers[PAGODA_ENGINE_SLOTS]));
 }
 
 /**
- * pagoda_engine_incomplete_upto - whether a job up to a fence did not complete
+ * pagoda_engine_incomplete_upto - whether a job up to a fence lacks its marker
  * @engine: the engine
  * @retired: a fence the engine retired
  *
@@ -312,7 +314,7 @@ bool pagoda_engine_incomplete_upto(struct pagoda_engine *engine, u64 retired)
 	list_for_each_entry(job, &engine->pending, link) {
 		if (job->fence.seqno > retired)
 			break;
-		if (!pagoda_job_completed(job)) {
+		if (le64_to_cpu(READ_ONCE(engine->markers[job->slot])) != job->fence.seqno) {
 			incomplete = true;
 			break;
 		}
@@ -343,13 +345,13 @@ void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired)
 	unsigned long flags;
 	bool progress = false;
 
-	/* the statuses were written before the fence moved */
+	/* the markers were written before the fence register moved */
 	dma_rmb();
 	spin_lock_irqsave(&engine->fence_lock, flags);
 	list_for_each_entry_safe(job, next, &engine->pending, link) {
 		if (job->fence.seqno > retired)
 			break;
-		if (!pagoda_job_completed(job)) {
+		if (le64_to_cpu(READ_ONCE(engine->markers[job->slot])) != job->fence.seqno) {
 			/* a user's job that faulted is no driver error */
 			if (!job->owner)
 				drm_err_ratelimited(&engine->pgdev->drm,
@@ -393,7 +395,7 @@ void pagoda_engine_retire(struct pagoda_engine *engine)
  *
  * Called from the fault interrupt. A kernel job's fault halted the kernel
  * context: resume it so that the jobs queued behind run (the faulting job
- * and any skipped meanwhile fail, by their entries' status). Faults of user
+ * and any skipped meanwhile fail, by their markers). Faults of user
  * contexts are left to their owners.
  */
 void pagoda_engine_fault(struct pagoda_engine *engine, u32 context)
@@ -518,13 +520,13 @@ static int pagoda_engine_wait_owner(struct pagoda_engine *engine, struct pagoda_
 }
 
 /*
- * Make the next buffer and the ring entry at the tail usable: the job that
- * last used the entry after it must have retired (in-order retirement then
- * frees the tail's, and one entry stays free).
+ * Make the next buffer and the two ring entries at the tail usable: the
+ * job that last used the entry after them must have retired (in-order
+ * retirement then frees those two, and one entry stays free).
  */
 static int pagoda_engine_wait_slot(struct pagoda_engine *engine)
 {
-	unsigned int spare = (engine->tail + 1) % PAGODA_RING_ENTRIES;
+	unsigned int spare = (engine->tail + 2) % PAGODA_RING_ENTRIES;
 	int ret;
 
 	ret = pagoda_engine_wait_owner(engine, &engine->slot_job[engine->next_slot]);
@@ -570,6 +572,7 @@ struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine)
 	job->engine = engine;
 	job->slot = engine->next_slot;
 	job->entry = engine->tail;
+	job->nr_entries = 1;
 	job->context = PAGODA_KERNEL_CONTEXT;
 	job->incomplete_error = -EIO;
 	job->cmds = engine->bufs + (size_t)job->slot * PAGODA_JOB_BUF_SIZE;
@@ -586,12 +589,14 @@ struct pagoda_job *pagoda_job_begin(struct pagoda_engine *engine)
  * @length: its bytes
  * @virtual: @addr is a VA
  *
- * The job's ring entry names the user's buffer, in @context, instead of
- * its own. A fault in the user's buffer fails the job with -EFAULT.
+ * The job becomes two ring entries in @context: the user's one, then its
+ * own buffer (which only writes the marker). A fault in the user's buffer
+ * fails the job with -EFAULT.
  */
 void pagoda_job_set_user(struct pagoda_job *job, u16 context, u64 addr, u32 length,
 			 bool virtual)
 {
+	job->nr_entries = 2;
 	job->context = context;
 	job->user_addr = addr;
 	job->user_length = length;
@@ -639,6 +644,20 @@ void *pagoda_job_reserve_list(struct pagoda_job *job, u32 bytes, u64 *bus_addr)
 	return job->cmds + offset;
 }
 
+/* The job's last command: its seqno to its slot's marker (room was kept). */
+static void pagoda_job_write_marker(struct pagoda_job *job)
+{
+	struct pagoda_engine *engine = job->engine;
+	u8 *cmd = job->cmds + job->cmd_bytes;
+
+	*(__le32 *)cmd = cpu_to_le32(PAGODA_CMD_HEADER(PAGODA_CMD_SIGNAL_FENCE, 0,
+						       PAGODA_JOB_MARKER_BYTES / 4));
+	*(__le32 *)(cmd + 4) = 0;
+	*(__le64 *)(cmd + 8) = cpu_to_le64(engine->markers_dma + job->slot * sizeof(u64));
+	*(__le64 *)(cmd + 16) = cpu_to_le64(job->fence.seqno);
+	job->cmd_bytes += PAGODA_JOB_MARKER_BYTES;
+}
+
 static void pagoda_ring_write_entry(struct pagoda_engine *engine, unsigned int index, u64 addr,
 				    u32 length, u16 context, u16 flags, u64 fence)
 {
@@ -652,32 +671,35 @@ static void pagoda_ring_write_entry(struct pagoda_engine *engine, unsigned int i
 	*(__le64 *)(entry + PAGODA_RING_RESERVED) = 0;
 }
 
-/* The job's entry (the status it asks for tells whether it completed). */
+/* The job's entries; the engine's tail moves past them. */
 static void pagoda_ring_write(struct pagoda_engine *engine, struct pagoda_job *job)
 {
-	u16 flags = PAGODA_RING_FLAG_INTERRUPT | PAGODA_RING_FLAG_STATUS;
+	u64 buf = engine->bufs_dma + (u64)job->slot * PAGODA_JOB_BUF_SIZE;
+	unsigned int i;
 
-	if (job->user_length)
+	if (job->nr_entries == 2)
 		pagoda_ring_write_entry(engine, job->entry, job->user_addr, job->user_length,
 					job->context,
-					flags | (job->user_virtual ? PAGODA_RING_FLAG_VIRTUAL : 0),
-					job->fence.seqno);
-	else
-		pagoda_ring_write_entry(engine, job->entry,
-					engine->bufs_dma + (u64)job->slot * PAGODA_JOB_BUF_SIZE,
-					job->cmd_bytes, job->context, flags, job->fence.seqno);
-	/* retired: pagoda_engine_wait_slot() waited for a later one */
-	if (engine->entry_job[job->entry])
-		dma_fence_put(&engine->entry_job[job->entry]->fence);
-	engine->entry_job[job->entry] = job;
-	dma_fence_get(&job->fence);
-	engine->tail = (job->entry + 1) % PAGODA_RING_ENTRIES;
+					job->user_virtual ? PAGODA_RING_FLAG_VIRTUAL : 0,
+					job->fence.seqno - 1);
+	pagoda_ring_write_entry(engine, (job->entry + job->nr_entries - 1) % PAGODA_RING_ENTRIES,
+				buf, job->cmd_bytes, job->context, PAGODA_RING_FLAG_INTERRUPT,
+				job->fence.seqno);
+	for (i = 0; i < job->nr_entries; i++) {
+		unsigned int e = (job->entry + i) % PAGODA_RING_ENTRIES;
+
+		/* retired: pagoda_engine_wait_slot() waited for a later one */
+		if (engine->entry_job[e])
+			dma_fence_put(&engine->entry_job[e]->fence);
+		engine->entry_job[e] = job;
+		dma_fence_get(&job->fence);
+	}
+	engine->tail = (job->entry + job->nr_entries) % PAGODA_RING_ENTRIES;
 }
 
 /**
  * pagoda_job_submit - hand a built job to the engine
- * @job: job from pagoda_job_begin() with at least one command, or a user's
- *	buffer (pagoda_job_set_user())
+ * @job: job from pagoda_job_begin() with at least one command
  *
  * Releases the submit lock (and the exclusive lock pagoda_job_begin() took).
  * The engine owns the job from here.
@@ -691,9 +713,10 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	bool shared = job->shared;
 	unsigned long flags;
 
-	WARN_ON(!job->cmd_bytes && !job->user_length);
+	WARN_ON(!job->cmd_bytes && job->nr_entries == 1);
 	dma_fence_init(&job->fence, &pagoda_fence_ops, &engine->fence_lock,
 		       engine->fence_context, engine->next_seqno++);
+	pagoda_job_write_marker(job);
 	pagoda_ring_write(engine, job);
 	trace_pagoda_job_submit(engine->id, job->fence.seqno, job->cmd_bytes);
 

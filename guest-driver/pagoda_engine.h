@@ -17,12 +17,14 @@ struct pagoda_device;
 
 /* Job buffers per engine. */
 #define PAGODA_ENGINE_SLOTS		64
-/* Ring entries per engine: a job takes one. */
+/* Ring entries per engine: a job takes one, or two with a virtual entry. */
 #define PAGODA_RING_ENTRIES		(2 * PAGODA_ENGINE_SLOTS)
 /* Bytes of one job buffer. */
 #define PAGODA_JOB_BUF_SIZE		SZ_16K
+/* Bytes the driver ends every job with: a SIGNAL_FENCE to the slot's marker. */
+#define PAGODA_JOB_MARKER_BYTES		24
 /* Bytes of commands and page lists one kernel job carries. */
-#define PAGODA_JOB_CAPACITY		PAGODA_JOB_BUF_SIZE
+#define PAGODA_JOB_CAPACITY		(PAGODA_JOB_BUF_SIZE - PAGODA_JOB_MARKER_BYTES)
 /* GPU context of kernel jobs; user address spaces never get it. */
 #define PAGODA_KERNEL_CONTEXT		0
 
@@ -32,16 +34,16 @@ struct pagoda_device;
  *	when the engine lost the entry (reset, unplug)
  * @link: in &pagoda_engine.pending while not signalled
  * @engine: the engine it runs on
- * @slot: its buffer
- * @entry: its ring entry
- * @context: GPU context of its ring entry
- * @user_addr: for a user's job (pagoda_job_set_user()), the address of
- *	the user's buffer, which its entry names instead of the job's own
- * @user_length: its bytes; 0 for a kernel job
+ * @slot: its buffer (and marker)
+ * @entry: its first ring entry
+ * @nr_entries: ring entries it takes: 1, or 2 when it runs a user's
+ *	buffer before its own (pagoda_job_set_user())
+ * @context: GPU context of its ring entries
+ * @user_addr: with 2 entries: address of the user's buffer run first
+ * @user_length: its bytes
  * @user_virtual: @user_addr is a VA of @context (else physical)
- * @incomplete_error: error of the fence when the job retired without
- *	completing (its entry's status): -EIO for kernel work, which should
- *	not fail
+ * @incomplete_error: error of the fence when the job retired without its
+ *	marker written: -EIO for kernel work, which should not fail
  * @owner: for a user's job, its GPU context (struct pagoda_gpu_ctx)
  * @cmds: CPU address of the buffer; commands grow from its start
  * @cmd_bytes: bytes of commands written
@@ -61,6 +63,7 @@ struct pagoda_job {
 	struct pagoda_engine *engine;
 	unsigned int slot;
 	unsigned int entry;
+	unsigned int nr_entries;
 	u16 context;
 	u64 user_addr;
 	u32 user_length;
@@ -83,9 +86,12 @@ struct pagoda_job {
  * @ring_dma: its bus address (the device's segment 0 address)
  * @bufs: PAGODA_ENGINE_SLOTS job buffers of PAGODA_JOB_BUF_SIZE bytes
  * @bufs_dma: their bus address
- * @fence_wb: a u64 in coherent memory where the device writes ENG_FENCE
- *	(ENG_FENCE_WB)
- * @fence_wb_dma: its bus address
+ * @markers: PAGODA_ENGINE_SLOTS u64s in coherent memory; the last command
+ *	of each job writes its seqno to its slot's marker, so a job retired
+ *	without its marker written did not complete (a fault stopped it, or
+ *	its context was halted). One more u64 after them is the fence
+ *	writeback (ENG_FENCE_WB): where the device writes ENG_FENCE
+ * @markers_dma: their bus address
  * @fence_context: dma_fence context of the engine's jobs
  * @exclusive: the paging engine's kernel jobs are built holding it for
  *	reading (pagoda_job_begin() to pagoda_job_submit() or
@@ -125,8 +131,8 @@ struct pagoda_engine {
 	dma_addr_t ring_dma;
 	u8 *bufs;
 	dma_addr_t bufs_dma;
-	__le64 *fence_wb;
-	dma_addr_t fence_wb_dma;
+	__le64 *markers;
+	dma_addr_t markers_dma;
 	u64 fence_context;
 
 	struct rw_semaphore exclusive; /* see @exclusive above */

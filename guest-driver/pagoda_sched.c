@@ -20,9 +20,9 @@
  * TLB entries). Slot 0 is the kernel's. Slots change hands only when idle,
  * so a root never changes under running work; the scheduler lets
  * PAGODA_RENDER_JOBS jobs be in flight, fewer than the slots, so a slot is
- * always there. The job is one ring entry in that slot, naming the command
- * buffer, whose status the engine writes back tells whether it ran to its
- * end (see pagoda_engine.c).
+ * always there. The job is two ring entries in that slot: the virtual one
+ * naming the command buffer, then the driver's own that writes the job's
+ * completion marker (see pagoda_engine.c).
  *
  * A fault of a user context halts its slot: the engine skips the entries
  * of that slot queued behind, whose jobs fail with -EFAULT like the
@@ -623,8 +623,8 @@ static void pagoda_ban_faulting_ctx(struct pagoda_device *pgdev, u64 fence,
 	list_for_each_entry(job, &engine->pending, link) {
 		struct pagoda_gpu_ctx *ctx = job->owner;
 
-		/* a job's ring entry carries its seqno */
-		if (job->fence.seqno != fence || !ctx)
+		/* a virtual entry carries the seqno before its job's */
+		if (job->fence.seqno != fence + 1 || !ctx)
 			continue;
 		if (!ctx->banned) {
 			ctx->fault = *fault;
