@@ -150,7 +150,8 @@ static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 	struct pagoda_bo *bo = to_pagoda_bo(tbo);
 
 	mutex_lock(&pgdev->bo_list_lock);
-	list_del(&bo->link);
+	/* one whose initialisation failed never joined the list */
+	list_del_init(&bo->link);
 	mutex_unlock(&pgdev->bo_list_lock);
 	/* released when it left hidden VRAM or its memory was freed */
 	WARN_ON(!xa_empty(&bo->host_aperture_slots));
@@ -310,9 +311,7 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	bo->tbo.base.funcs = &pagoda_gem_funcs;
 	drm_gem_private_object_init(&pgdev->drm, &bo->tbo.base, size);
 	drm_gem_gpuva_set_lock(&bo->tbo.base, &bo->gpuva_lock);
-	mutex_lock(&pgdev->bo_list_lock);
-	list_add_tail(&bo->link, &pgdev->bo_list);
-	mutex_unlock(&pgdev->bo_list_lock);
+	INIT_LIST_HEAD(&bo->link);
 	bo->priority = args->priority;
 	bo->tbo.priority = args->priority + 1;
 	/* on failure TTM calls pagoda_bo_destroy() */
@@ -320,6 +319,15 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 				   0, &ctx, NULL, resv, pagoda_bo_destroy);
 	if (ret)
 		return ERR_PTR(ret);
+	/*
+	 * Listed once initialised and reserved: the list's walkers (the
+	 * debugfs evict hook) take references and trylock reservations, and
+	 * one taken between TTM's kref_init() and its own trylock made that
+	 * trylock fail (a WARN, then fences added unlocked: a BUG).
+	 */
+	mutex_lock(&pgdev->bo_list_lock);
+	list_add_tail(&bo->link, &pgdev->bo_list);
+	mutex_unlock(&pgdev->bo_list_lock);
 	trace_pagoda_bo_create(bo, size, bo->segments, bo->flags, args->priority);
 	if (resv || reserved)
 		ttm_bo_move_to_lru_tail_unlocked(&bo->tbo);
