@@ -893,7 +893,8 @@ static void gen_call_of(struct call *c, int kind)
 		c->a[3] = below(3) ? 0 : 1 + below(2);
 		break;
 	case K_SUBMIT_PHYS:
-		c->a[6] = below(32);	/* half of them well formed */
+		/* half of them well formed (13 .. 15), half with one field broken */
+		c->a[6] = below(2) ? 13 + below(3) : below(13);
 		c->a[8] = below(8);
 		break;
 	case K_CMDBUF:
