@@ -416,7 +416,12 @@ static struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	job->hw_fence = dma_fence_get(fence);
 	trace_pagoda_render_run(ctx->id, job->slot, fence->seqno);
 	if (dma_fence_add_callback(fence, &job->slot_cb, pagoda_slot_job_done)) {
-		/* retired already (an engine stopped): nothing to count */
+		/*
+		 * Retired already (the interrupt came first, or an engine
+		 * stopped): it took at most the time since it was handed on.
+		 */
+		atomic64_add(ktime_get_raw_ns() - job->run_ns,
+			     &ctx->vm->busy_ns[PAGODA_ENGINE_RENDER]);
 		pagoda_slot_put(pgdev, job->slot);
 	}
 	drm_dev_exit(idx);
