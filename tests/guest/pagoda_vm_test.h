@@ -89,6 +89,23 @@ static inline int pt_fence_error(struct pagoda_dev *dev, uint32_t syncobj)
 }
 
 /*
+ * After a submission whose out-syncobj is @syncobj returned @submitted:
+ * that error, else the wait's, else the error the job's fence carries; the
+ * syncobj is destroyed.
+ */
+static inline int pt_wait_out(struct pagoda_dev *dev, uint32_t syncobj, int submitted)
+{
+	int ret = submitted;
+
+	if (!ret)
+		ret = pagoda_syncobj_wait(dev, syncobj, 0, PT_JOB_TIMEOUT_NS);
+	if (!ret)
+		ret = pt_fence_error(dev, syncobj);
+	pagoda_syncobj_destroy(dev, syncobj);
+	return ret;
+}
+
+/*
  * Run @cb's commands (in @cmd) on @ctx and wait. Returns the submission's
  * or the wait's error, else the error the job's fence carries (-EFAULT for
  * a job that faulted), else 0.
@@ -105,12 +122,7 @@ static inline int pt_run(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *cm
 	if (ret)
 		return ret;
 	ret = pagoda_submit(dev, ctx, cmd->va, cb->used_bytes, NULL, 0, &out, 1);
-	if (!ret)
-		ret = pagoda_syncobj_wait(dev, out.handle, 0, PT_JOB_TIMEOUT_NS);
-	if (!ret)
-		ret = pt_fence_error(dev, out.handle);
-	pagoda_syncobj_destroy(dev, out.handle);
-	return ret;
+	return pt_wait_out(dev, out.handle, ret);
 }
 
 /*
@@ -129,12 +141,7 @@ static inline int pt_run_phys(struct pagoda_dev *dev, uint32_t ctx, struct pagod
 	if (ret)
 		return ret;
 	ret = pagoda_submit_phys(dev, ctx, pb, allocs, count, NULL, 0, &out, 1, portions);
-	if (!ret)
-		ret = pagoda_syncobj_wait(dev, out.handle, 0, PT_JOB_TIMEOUT_NS);
-	if (!ret)
-		ret = pt_fence_error(dev, out.handle);
-	pagoda_syncobj_destroy(dev, out.handle);
-	return ret;
+	return pt_wait_out(dev, out.handle, ret);
 }
 
 /* 1 when @ctx is banned, 0 when not, -1 when the query fails; @q gets the answer. */

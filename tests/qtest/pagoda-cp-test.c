@@ -200,16 +200,30 @@ static void run_bad_command(QPagoda *d, unsigned engine, PagodaCmds *c)
     g_assert_cmpuint(f.fence, ==, fence);
 }
 
-/* Submit @c physically without waiting; returns the fence. */
+/*
+ * Submit @c physically for @ctx without waiting (@c is freed); @slot gets
+ * its ring slot. Returns the fence.
+ */
+static uint64_t submit_at(QPagoda *d, unsigned engine, PagodaCmds *c,
+                          uint16_t ctx, uint16_t flags, uint32_t *slot)
+{
+    uint64_t addr = pagoda_cmds_upload(d, c);
+    uint64_t fence;
+
+    *slot = d->ring_tail[engine];
+    fence = pagoda_submit(d, engine, SYS(addr), pagoda_cmds_bytes(c), ctx,
+                          flags);
+    pagoda_cmds_free(c);
+    return fence;
+}
+
+/* The same for context 0. */
 static uint64_t submit(QPagoda *d, unsigned engine, PagodaCmds *c,
                        uint16_t flags)
 {
-    uint64_t addr = pagoda_cmds_upload(d, c);
-    uint64_t fence = pagoda_submit(d, engine, SYS(addr), pagoda_cmds_bytes(c),
-                                   0, flags);
+    uint32_t slot;
 
-    pagoda_cmds_free(c);
-    return fence;
+    return submit_at(d, engine, c, 0, flags, &slot);
 }
 
 static uint64_t submit_irq(QPagoda *d, unsigned engine, PagodaCmds *c)
@@ -3058,20 +3072,6 @@ static void test_fence_writeback(void *obj, void *data, QGuestAllocator *alloc)
 }
 
 /* ---- Ring entry status ------------------------------------------------- */
-
-/* Upload @c and queue it on @engine for @ctx; @slot gets its ring slot. */
-static uint64_t submit_at(QPagoda *d, unsigned engine, PagodaCmds *c,
-                          uint16_t ctx, uint16_t flags, uint32_t *slot)
-{
-    uint64_t addr = pagoda_cmds_upload(d, c);
-    uint64_t fence;
-
-    *slot = d->ring_tail[engine];
-    fence = pagoda_submit(d, engine, SYS(addr), pagoda_cmds_bytes(c), ctx,
-                          flags);
-    pagoda_cmds_free(c);
-    return fence;
-}
 
 /* What the engine wrote over the reserved field of ring slot @slot. */
 static uint64_t entry_status(QPagoda *d, unsigned engine, uint32_t slot)
