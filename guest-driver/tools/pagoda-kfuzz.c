@@ -226,13 +226,13 @@ static int bad_ptr(uint64_t arg, void *good, void **out)
 	return *out != good;
 }
 
-static void record(struct state *st, int kind, int err);
+static void record(int kind, int err);
 
-static int xioctl(struct state *st, int kind, int fd, unsigned long cmd, void *arg)
+static int xioctl(int kind, int fd, unsigned long cmd, void *arg)
 {
 	int ret = ioctl(fd, cmd, arg) ? errno : 0;
 
-	record(st, kind, ret);
+	record(kind, ret);
 	return ret;
 }
 
@@ -244,7 +244,7 @@ static void do_get_param(struct state *st, const uint64_t *a)
 
 	if (a[0] >= SMALL_LIMIT)
 		p.param = a[0];
-	xioctl(st, K_GET_PARAM, st->fd, DRM_IOCTL_PAGODA_GET_PARAM, &p);
+	xioctl(K_GET_PARAM, st->fd, DRM_IOCTL_PAGODA_GET_PARAM, &p);
 }
 
 static void do_gem_create(struct state *st, const uint64_t *a)
@@ -257,7 +257,7 @@ static void do_gem_create(struct state *st, const uint64_t *a)
 		.eviction_segment = a[4], .priority = a[5], .pad = a[6],
 	};
 
-	if (xioctl(st, K_GEM_CREATE, st->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &c))
+	if (xioctl(K_GEM_CREATE, st->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &c))
 		return;
 	res_add(&st->bo, c.handle, c.size);
 	if (c.flags & DRM_PAGODA_BO_PHYSICAL)
@@ -268,7 +268,7 @@ static void do_gem_info(struct state *st, const uint64_t *a)
 {
 	struct drm_pagoda_gem_info i = { .handle = ref(&st->bo, a[0], NULL), .pad = a[1] };
 
-	xioctl(st, K_GEM_INFO, st->fd, DRM_IOCTL_PAGODA_GEM_INFO, &i);
+	xioctl(K_GEM_INFO, st->fd, DRM_IOCTL_PAGODA_GEM_INFO, &i);
 }
 
 static void do_residency(struct state *st, const uint64_t *a)
@@ -284,7 +284,7 @@ static void do_residency(struct state *st, const uint64_t *a)
 		r.count = 5;
 	bad_ptr(a[7], handles, &p);
 	r.handles = (uintptr_t)p;
-	xioctl(st, K_RESIDENCY, st->fd, DRM_IOCTL_PAGODA_RESIDENCY, &r);
+	xioctl(K_RESIDENCY, st->fd, DRM_IOCTL_PAGODA_RESIDENCY, &r);
 }
 
 static void do_set_budget(struct state *st, const uint64_t *a)
@@ -293,7 +293,7 @@ static void do_set_budget(struct state *st, const uint64_t *a)
 		.budget = a[0] < SMALL_LIMIT ? (a[0] % 8) * (vram_size / 4) : a[0],
 	};
 
-	xioctl(st, K_SET_BUDGET, st->fd, DRM_IOCTL_PAGODA_SET_BUDGET, &b);
+	xioctl(K_SET_BUDGET, st->fd, DRM_IOCTL_PAGODA_SET_BUDGET, &b);
 }
 
 static void do_madvise(struct state *st, const uint64_t *a)
@@ -302,7 +302,7 @@ static void do_madvise(struct state *st, const uint64_t *a)
 		.handle = ref(&st->bo, a[0], NULL), .state = a[1], .pad = a[2],
 	};
 
-	xioctl(st, K_MADVISE, st->fd, DRM_IOCTL_PAGODA_GEM_MADVISE, &m);
+	xioctl(K_MADVISE, st->fd, DRM_IOCTL_PAGODA_GEM_MADVISE, &m);
 }
 
 /*
@@ -358,7 +358,7 @@ static void do_vm_bind(struct state *st, const uint64_t *a)
 	bad_ptr(a[0] >> 16, ops, &p);
 	b.ops = (uintptr_t)p;
 	b.out_sync.handle = a[2] < REF_LIMIT + 1 ? ref(&st->sync, a[2], NULL) : 0;
-	if (xioctl(st, K_VM_BIND, st->fd, DRM_IOCTL_PAGODA_VM_BIND, &b) || b.ops != (uintptr_t)ops)
+	if (xioctl(K_VM_BIND, st->fd, DRM_IOCTL_PAGODA_VM_BIND, &b) || b.ops != (uintptr_t)ops)
 		return;
 	for (k = 0; k < b.count && k < n; k++)
 		if (ops[k].op == DRM_PAGODA_VM_OP_RESERVE || ops[k].op == DRM_PAGODA_VM_OP_MAP)
@@ -369,7 +369,7 @@ static void do_ctx_create(struct state *st, const uint64_t *a)
 {
 	struct drm_pagoda_ctx_create c = { .priority = a[0], .flags = a[1], .pad = a[2] };
 
-	if (!xioctl(st, K_CTX_CREATE, st->fd, DRM_IOCTL_PAGODA_CTX_CREATE, &c))
+	if (!xioctl(K_CTX_CREATE, st->fd, DRM_IOCTL_PAGODA_CTX_CREATE, &c))
 		res_add(&st->ctx, c.ctx_id, 0);
 }
 
@@ -377,14 +377,14 @@ static void do_ctx_destroy(struct state *st, const uint64_t *a)
 {
 	struct drm_pagoda_ctx_destroy d = { .ctx_id = ref(&st->ctx, a[0], NULL), .pad = a[1] };
 
-	xioctl(st, K_CTX_DESTROY, st->fd, DRM_IOCTL_PAGODA_CTX_DESTROY, &d);
+	xioctl(K_CTX_DESTROY, st->fd, DRM_IOCTL_PAGODA_CTX_DESTROY, &d);
 }
 
 static void do_ctx_query(struct state *st, const uint64_t *a)
 {
 	struct drm_pagoda_ctx_query q = { .ctx_id = ref(&st->ctx, a[0], NULL), .pad = a[1] };
 
-	xioctl(st, K_CTX_QUERY, st->fd, DRM_IOCTL_PAGODA_CTX_QUERY, &q);
+	xioctl(K_CTX_QUERY, st->fd, DRM_IOCTL_PAGODA_CTX_QUERY, &q);
 }
 
 /* Sync arrays: @n entries from handle references @h and points @pt. */
@@ -409,7 +409,7 @@ static void wait_sync(struct state *st, uint32_t handle, int64_t ms)
 	};
 
 	if (handle)
-		xioctl(st, K_SYNCOBJ_WAIT, st->fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
+		xioctl(K_SYNCOBJ_WAIT, st->fd, DRM_IOCTL_SYNCOBJ_WAIT, &w);
 }
 
 /*
@@ -438,7 +438,7 @@ static void do_submit(struct state *st, const uint64_t *a)
 	bad_ptr(a[12], in, &p);
 	s.in_syncs = (uintptr_t)p;
 	s.out_syncs = (uintptr_t)out;
-	if (!xioctl(st, K_SUBMIT, st->fd, DRM_IOCTL_PAGODA_SUBMIT, &s) && s.out_count &&
+	if (!xioctl(K_SUBMIT, st->fd, DRM_IOCTL_PAGODA_SUBMIT, &s) && s.out_count &&
 	    a[8] % 4 == 0)
 		wait_sync(st, out[0].handle, 2000);
 }
@@ -463,10 +463,10 @@ static void do_cmdbuf(struct state *st, const uint64_t *a)
 	void *map;
 
 	c.preferred_segment = __builtin_ctz(c.segments);
-	if (xioctl(st, K_GEM_CREATE, st->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &c))
+	if (xioctl(K_GEM_CREATE, st->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &c))
 		return;
 	i.handle = c.handle;
-	if (xioctl(st, K_GEM_INFO, st->fd, DRM_IOCTL_PAGODA_GEM_INFO, &i))
+	if (xioctl(K_GEM_INFO, st->fd, DRM_IOCTL_PAGODA_GEM_INFO, &i))
 		return;
 	map = mmap(NULL, c.size, PROT_READ | PROT_WRITE, MAP_SHARED, st->fd, i.mmap_offset);
 	if (map == MAP_FAILED)
@@ -504,7 +504,7 @@ static void do_cmdbuf(struct state *st, const uint64_t *a)
 	op.handle = c.handle;
 	op.size = c.size;
 	op.flags = a[4] % 8 ? 0 : (a[4] >> 3) & (DRM_PAGODA_VM_READ_ONLY | DRM_PAGODA_VM_NO_EXECUTE);
-	if (xioctl(st, K_VM_BIND, st->fd, DRM_IOCTL_PAGODA_VM_BIND, &b))
+	if (xioctl(K_VM_BIND, st->fd, DRM_IOCTL_PAGODA_VM_BIND, &b))
 		return;
 	res_add(&st->bo, c.handle, c.size);
 	res_add(&st->va, op.va, op.size);
@@ -575,7 +575,7 @@ static void do_submit_phys(struct state *st, const uint64_t *a)
 		case 12: s.in_count = a[9] % 2; s.in_syncs = (uintptr_t)&out; break;
 		default: break;	/* well formed */
 		}
-	if (!xioctl(st, K_SUBMIT_PHYS, st->fd, DRM_IOCTL_PAGODA_SUBMIT_PHYS, &s) && out.handle &&
+	if (!xioctl(K_SUBMIT_PHYS, st->fd, DRM_IOCTL_PAGODA_SUBMIT_PHYS, &s) && out.handle &&
 	    a[5] % 4 == 0)
 		wait_sync(st, out.handle, 2000);
 }
@@ -628,14 +628,14 @@ static void do_gem_close(struct state *st, const uint64_t *a)
 {
 	struct drm_gem_close c = { .handle = ref(&st->bo, a[0], NULL) };
 
-	xioctl(st, K_GEM_CLOSE, st->fd, DRM_IOCTL_GEM_CLOSE, &c);
+	xioctl(K_GEM_CLOSE, st->fd, DRM_IOCTL_GEM_CLOSE, &c);
 }
 
 static void do_syncobj_create(struct state *st, const uint64_t *a)
 {
 	struct drm_syncobj_create c = { .flags = a[0] % 4 ? 0 : DRM_SYNCOBJ_CREATE_SIGNALED };
 
-	if (!xioctl(st, K_SYNCOBJ_CREATE, st->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
+	if (!xioctl(K_SYNCOBJ_CREATE, st->fd, DRM_IOCTL_SYNCOBJ_CREATE, &c))
 		res_add(&st->sync, c.handle, 0);
 }
 
@@ -652,14 +652,14 @@ static void do_prime(struct state *st, const uint64_t *a)
 	struct drm_prime_handle im = { 0 };
 	struct drm_pagoda_gem_info i = { 0 };
 
-	if (xioctl(st, K_PRIME, st->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex))
+	if (xioctl(K_PRIME, st->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, &ex))
 		return;
 	if (st->fd2 < 0)
 		st->fd2 = open(render_node, O_RDWR | O_CLOEXEC);
 	im.fd = ex.fd;
-	if (st->fd2 >= 0 && !xioctl(st, K_PRIME, st->fd2, DRM_IOCTL_PRIME_FD_TO_HANDLE, &im)) {
+	if (st->fd2 >= 0 && !xioctl(K_PRIME, st->fd2, DRM_IOCTL_PRIME_FD_TO_HANDLE, &im)) {
 		i.handle = im.handle;
-		xioctl(st, K_GEM_INFO, st->fd2, DRM_IOCTL_PAGODA_GEM_INFO, &i);
+		xioctl(K_GEM_INFO, st->fd2, DRM_IOCTL_PAGODA_GEM_INFO, &i);
 		if (a[1] & 1) {
 			struct drm_gem_close c = { .handle = im.handle };
 
@@ -710,9 +710,8 @@ static void print_prog(const struct prog *p)
 	}
 }
 
-static void record(struct state *st, int kind, int err)
+static void record(int kind, int err)
 {
-	(void)st;
 	__atomic_fetch_add(&sh->errnos[kind][err > ERRNO_MAX ? ERRNO_MAX : err], 1,
 			   __ATOMIC_RELAXED);
 	if (!err || is_documented(kind, err))
