@@ -56,8 +56,9 @@ sed -n '/^==> results/,$p' "$LOG" | sed '1d'
 step "driver coverage of this run (pagoda.ko, gcov)"
 gcov_dir=$(sed -n 's/^    gcov: \(\/.*\)$/\1/p' "$LOG" | tail -n 1)
 if [ -n "$gcov_dir" ] && ls "$gcov_dir"/*.gcda >/dev/null 2>&1; then
-	driver_gcov_table "$gcov_dir" "$SECS s of pagoda-kfuzz"
-	driver_errno_sites "$gcov_dir" "${LOG%.log}-errno-sites-not-run.txt"
+	driver_gcov_load "$gcov_dir"
+	driver_gcov_table "$SECS s of pagoda-kfuzz"
+	driver_errno_sites "${LOG%.log}-errno-sites-not-run.txt"
 else
 	info "no coverage counters came back"
 fi

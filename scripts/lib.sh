@@ -156,15 +156,20 @@ check_kernel_flavour() {
 	esac
 }
 
-# driver_gcov_table GCDA_DIR WHAT: pagoda.ko's line and branch coverage per
-# file from the gcov counters in GCDA_DIR (what the debug kernel's /init
-# printed, unpacked by run-guest.sh, possibly merged), read with the notes
-# of the debug build of the module. WHAT says where the counters came from.
+# driver_gcov_load GCDA_DIR: the gcov counters in GCDA_DIR (what the debug
+# kernel's /init printed, unpacked by run-guest.sh, possibly merged) beside
+# the notes of the debug build of pagoda.ko, for the two readers below.
+driver_gcov_load() {
+	cp "$1"/*.gcda "$GUEST_BUILD/module-debug/guest-driver/"
+}
+
+# driver_gcov_table WHAT: pagoda.ko's line and branch coverage per file,
+# from the counters driver_gcov_load put in place. WHAT says where they
+# came from.
 driver_gcov_table() {
 	local objdir=$GUEST_BUILD/module-debug/guest-driver
-	cp "$1"/*.gcda "$objdir"/
 	# the driver's own files, not the kernel headers they inline
-	(cd "$objdir" && gcov -n -b -o . pagoda_*.c 2>/dev/null) | awk -v what="$2" -v dir="$objdir/" '
+	(cd "$objdir" && gcov -n -b -o . pagoda_*.c 2>/dev/null) | awk -v what="$1" -v dir="$objdir/" '
 		function pct(x) { sub("%", "", x); return x }
 		/^File / { file = $2; gsub("\047", "", file)
 			if (index(file, dir) == 1) file = substr(file, length(dir) + 1)
@@ -180,17 +185,16 @@ driver_gcov_table() {
 			100 * done / total, total, btotal ? 100 * bdone / btotal : 0, btotal, what }'
 }
 
-# driver_errno_sites GCDA_DIR LIST: of pagoda.ko's lines that return or set
-# an errno (they name an -E... constant) and that gcov counts, how many ran
-# with the counters in GCDA_DIR; the ones that did not are written to LIST
-# (file:line: source). Lines the compiler folded into another (gcov shows
-# them as not executable) are not counted.
+# driver_errno_sites LIST: of pagoda.ko's lines that return or set an
+# errno (they name an -E... constant) and that gcov counts, how many ran
+# with the counters driver_gcov_load put in place; the ones that did not are
+# written to LIST (file:line: source). Lines the compiler folded into
+# another (gcov shows them as not executable) are not counted.
 driver_errno_sites() {
 	local objdir=$GUEST_BUILD/module-debug/guest-driver tmp
 	tmp=$(mktemp -d)
-	cp "$1"/*.gcda "$objdir"/
 	(cd "$tmp" && gcov -o "$objdir" "$objdir"/pagoda_*.c >/dev/null 2>&1)
-	awk -F: -v list="$2" '
+	awk -F: -v list="$1" '
 		FNR == 1 { file = FILENAME; sub(".*/", "", file); sub(".gcov$", "", file) }
 		$1 ~ /^ *-$/ || $0 !~ /-E[A-Z][A-Z0-9]+/ || $3 ~ /^[ \t]*(\*|\/\*|\/\/)/ { next }
 		{ total++; count = $1; gsub(/ /, "", count)

@@ -233,8 +233,9 @@ driver_coverage() {
 		echo "    no coverage counters came back"
 		return
 	fi
-	driver_gcov_table "$merged" "$n boots"
-	driver_errno_sites "$merged" "$LOGS/errno-sites-not-run.txt"
+	driver_gcov_load "$merged"
+	driver_gcov_table "$n boots"
+	driver_errno_sites "$LOGS/errno-sites-not-run.txt"
 }
 
 # time_report: where the run's time went, by wall clock: each step and
