@@ -34,6 +34,10 @@
  *   paging watchdog resets the adapter, the job fails with ETIMEDOUT, and
  *   the write succeeds; it fails (EIO) if the job ends any other way. How
  *   tests reach the adapter reset.
+ * - ``engine_reset_fails`` (write-only): 1 makes the device's render engine
+ *   resets fail (its PAGODA_REG_DEBUG control) until the next adapter
+ *   reset, which clears it; 0 clears it. How tests reach the promotion of
+ *   a failed engine reset to an adapter reset.
  *
  * Reading them takes the locks the data needs, never a BO reservation for
  * longer than a trylock: a busy allocation shows as "busy".
@@ -187,6 +191,31 @@ static ssize_t pagoda_debugfs_evict_write(struct file *f, const char __user *buf
 	drm_dev_exit(idx);
 	return ret ? ret : len;
 }
+
+/* "engine_reset_fails": see the DOC block. */
+static ssize_t pagoda_debugfs_engine_reset_fails_write(struct file *f, const char __user *buf,
+						       size_t len, loff_t *pos)
+{
+	struct pagoda_device *pgdev = file_inode(f)->i_private;
+	bool fails;
+	int ret, idx;
+
+	ret = kstrtobool_from_user(buf, len, &fails);
+	if (ret)
+		return ret;
+	if (!drm_dev_enter(&pgdev->drm, &idx))
+		return -ENODEV;
+	pagoda_write(pgdev, PAGODA_REG_DEBUG,
+		     fails ? PAGODA_DEBUG_ENGINE_RESET_FAILS(PAGODA_ENGINE_RENDER) : 0);
+	drm_dev_exit(idx);
+	return len;
+}
+
+static const struct file_operations pagoda_debugfs_engine_reset_fails_fops = {
+	.owner = THIS_MODULE,
+	.write = pagoda_debugfs_engine_reset_fails_write,
+	.llseek = noop_llseek,
+};
 
 /* A kernel job of one NOP on the paging engine; returns its fence. */
 static struct dma_fence *pagoda_debugfs_nop_job(struct pagoda_device *pgdev)
@@ -525,6 +554,8 @@ void pagoda_debugfs_init(struct pagoda_device *pgdev)
 			    &pagoda_debugfs_paging_selftest_fops);
 	debugfs_create_file("paging_hang", 0200, pgdev->drm.debugfs_root, pgdev,
 			    &pagoda_debugfs_paging_hang_fops);
+	debugfs_create_file("engine_reset_fails", 0200, pgdev->drm.debugfs_root, pgdev,
+			    &pagoda_debugfs_engine_reset_fails_fops);
 }
 
 /*

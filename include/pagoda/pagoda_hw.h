@@ -63,6 +63,16 @@
 #define   PAGODA_RESET_ENGINE(e)	PAGODA_BIT(8 + (e))
 #define PAGODA_REG_STATUS		0x0034
 #define   PAGODA_STATUS_ENGINE_BUSY(e)	PAGODA_BIT(e)
+/*
+ * Debug controls, read/write, 0 at power-on and after an adapter reset: a
+ * way for tests to make the device misbehave on purpose.
+ * ENGINE_RESET_FAILS(e): a RESET_ENGINE(e) does nothing (the engine stays
+ * as it was: busy, its ring not drained), as a wedged engine would.
+ */
+#define PAGODA_REG_DEBUG		0x0038
+#define   PAGODA_DEBUG_ENGINE_RESET_FAILS(e) PAGODA_BIT(e)
+#define   PAGODA_DEBUG_IMPLEMENTED	(PAGODA_DEBUG_ENGINE_RESET_FAILS(0) | \
+					 PAGODA_DEBUG_ENGINE_RESET_FAILS(1))
 
 /* MSI-X vectors. Without MSI-X, INTx is asserted while any enabled bit is set. */
 #define PAGODA_MSIX_VECTOR_FAULT	0

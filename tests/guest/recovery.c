@@ -9,6 +9,9 @@
  *   healthy process, queued behind the hang when the engine was reset,
  *   runs again and completes with the right results, and its context
  *   reports itself innocent of one reset;
+ * - the same with the device's engine reset made to fail (debugfs
+ *   "engine_reset_fails"): the driver promotes it to an adapter reset,
+ *   and every job ends as above;
  * - adapter reset: a paging job that never ends (debugfs "paging_hang")
  *   is stopped by the paging watchdog, which resets the whole device. The
  *   work queued behind it (a mapping's page-table update, render jobs)
@@ -18,6 +21,7 @@
  *   through the aperture in physical mode) read them.
  */
 #include <pthread.h>
+#include <stdbool.h>
 
 #include <libpagoda.h>
 
@@ -113,8 +117,30 @@ static void healthy_job(struct proc *p, unsigned int i, struct pagoda_cmdbuf *cb
 	pagoda_cmd_crc32(cb, chunk, CHUNK, result + 4 * i);
 }
 
-static void test_engine_reset(void)
+/* Write @value to the debugfs file @name; false when it cannot. */
+static bool debugfs_write(const char *name, const char *value)
 {
+	char path[PT_PATH_MAX + 32];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/%s", dbg_dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return false;
+	ok = fputs(value, f) >= 0;
+	return fclose(f) == 0 && ok;
+}
+
+/*
+ * A hang among three processes. @reset_fails: the device's engine reset
+ * is made to fail (debugfs "engine_reset_fails"), so the driver must
+ * promote it to an adapter reset, with the same outcome for every job.
+ */
+static void test_engine_reset(bool reset_fails)
+{
+	const char *what = reset_fails ? "failed engine reset" : "engine reset";
+	long long adapter_before = resets("adapter resets");
 	struct proc healthy, hang, fault;
 	uint32_t hs[HEALTHY_JOBS], hang_sync, fault_sync, *words;
 	struct pagoda_cmdbuf cb;
@@ -129,7 +155,10 @@ static void test_engine_reset(void)
 		ret = proc_open(&hang, 64 * KIB);
 	if (!ret)
 		ret = proc_open(&fault, 64 * KIB);
-	if (!pt_check(!ret, "engine reset: three processes (%s)", strerror(-ret)))
+	if (!pt_check(!ret, "%s: three processes (%s)", what, strerror(-ret)))
+		return;
+	if (reset_fails && !pt_check(debugfs_write("engine_reset_fails", "1"),
+				     "debugfs: the device's engine resets made to fail"))
 		return;
 	memset(healthy.data.bo.map, 0, healthy.data.bo.size);
 
@@ -145,7 +174,7 @@ static void test_engine_reset(void)
 		healthy_job(&healthy, i, &cb);
 		ret = submit(&healthy, i * 256, &cb, &hs[i]);
 	}
-	if (!pt_check(!ret, "engine reset: jobs submitted (%s)", strerror(-ret)))
+	if (!pt_check(!ret, "%s: jobs submitted (%s)", what, strerror(-ret)))
 		return;
 
 	status = finish(&hang.dev, hang_sync);
@@ -175,16 +204,20 @@ static void test_engine_reset(void)
 		bad += words[HEALTHY_JOBS * CHUNK / 4 + i] != pt_crc32(chunk, CHUNK);
 		bad += memcmp((uint8_t *)healthy.data.bo.map + i * CHUNK, chunk, CHUNK) != 0;
 	}
-	pt_check(!bad, "every healthy job ran again after the reset and completed right (%u wrong)",
-		 bad);
+	pt_check(!bad, "%s: every healthy job ran again after the reset and completed right (%u wrong)",
+		 what, bad);
 	memset(&q, 0, sizeof(q));
 	ret = pagoda_ctx_query(&healthy.dev, healthy.ctx, &q);
 	pt_check(!ret && q.status == DRM_PAGODA_CTX_RESET_INNOCENT && q.resets == 1,
 		 "the healthy context is innocent of 1 reset, not banned (status 0x%x, resets %llu)",
 		 q.status, (unsigned long long)q.resets);
 	if (dbg_dir[0])
-		pt_check(resets("engine resets") == before + 1, "debugfs: one more engine reset (%lld)",
-			 resets("engine resets"));
+		pt_check(resets("engine resets") == before + 1 &&
+			 resets("adapter resets") == adapter_before + reset_fails,
+			 "debugfs: one more engine reset (%lld), %d more adapter resets (%lld)",
+			 resets("engine resets"), reset_fails, resets("adapter resets"));
+	if (reset_fails)
+		debugfs_write("engine_reset_fails", "0");
 	proc_close(&healthy);
 	proc_close(&hang);
 	proc_close(&fault);
@@ -337,10 +370,12 @@ int main(void)
 {
 	if (!pt_debugfs_dir(dbg_dir, sizeof(dbg_dir)))
 		dbg_dir[0] = 0;
-	test_engine_reset();
-	if (dbg_dir[0])
+	test_engine_reset(false);
+	if (dbg_dir[0]) {
+		test_engine_reset(true);
 		test_adapter_reset();
-	else
-		printf("adapter reset: no debugfs, skipped\n");
+	} else {
+		printf("failed engine reset, adapter reset: no debugfs, skipped\n");
+	}
 	return pt_exit();
 }

@@ -3272,10 +3272,54 @@ static void test_engine_reset_waiting(void *obj, void *data,
     expect_no_fault(d);
 }
 
+/*
+ * With PAGODA_DEBUG_ENGINE_RESET_FAILS an engine reset does nothing: the
+ * engine goes on waiting; the other engine still resets, and an adapter
+ * reset clears the control and stops the engine.
+ */
+static void test_engine_reset_fails(void *obj, void *data,
+                                    QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    uint64_t sem, mark, fence, aborted;
+
+    pagoda_start(d, alloc);
+    sem = pagoda_alloc(d, PAGE, PAGE);
+    mark = pagoda_alloc(d, PAGE, PAGE);
+    fence = submit_waiter(d, sem, 1, mark);
+    assert_waiting(d, fence, mark);
+    aborted = pagoda_rd64(d, ENG(RE, PAGODA_ENG_ABORTED_FENCE_LO));
+    pagoda_wr(d, PAGODA_REG_DEBUG, 0xffffffff);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DEBUG), ==,
+                    PAGODA_DEBUG_IMPLEMENTED);
+    pagoda_wr(d, PAGODA_REG_DEBUG, PAGODA_DEBUG_ENGINE_RESET_FAILS(RE));
+    pagoda_wr(d, PAGODA_REG_RESET,
+              PAGODA_RESET_ENGINE(RE) | PAGODA_RESET_ENGINE(PG));
+    assert_waiting(d, fence, mark);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_STATUS), ==,
+                    PAGODA_STATUS_ENGINE_BUSY(RE));
+    g_assert_cmpuint(pagoda_rd64(d, ENG(RE, PAGODA_ENG_ABORTED_FENCE_LO)), ==,
+                     aborted);
+    /* still the same wait: releasing it completes the entry */
+    pagoda_writeq(d, sem, 1);
+    g_assert_true(wait_mem32(d, mark, 0x600d));
+    g_assert_cmpuint(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_LO)), ==, fence);
+
+    pagoda_writeq(d, sem, 0);
+    fence = submit_waiter(d, sem, 1, mark + 8);
+    assert_waiting(d, fence, mark + 8);
+    pagoda_wr(d, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DEBUG), ==, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_STATUS), ==, 0);
+    pagoda_writeq(d, sem, 1);
+    g_usleep(2000);
+    g_assert_cmphex(qtest_readl(qts_of(d), mark + 8), ==, 0);
+}
+
 /* Registers an adapter reset returns to their power-on value. */
 static const uint32_t reset_global_regs[] = {
     PAGODA_REG_SCRATCH, PAGODA_REG_INT_STATUS, PAGODA_REG_INT_ENABLE,
-    PAGODA_REG_STATUS, PAGODA_REG_GART_BASE_LO, PAGODA_REG_GART_BASE_HI,
+    PAGODA_REG_STATUS, PAGODA_REG_DEBUG, PAGODA_REG_GART_BASE_LO, PAGODA_REG_GART_BASE_HI,
     PAGODA_REG_GART_ENTRIES, PAGODA_REG_TLB_HITS_LO, PAGODA_REG_TLB_MISSES_LO,
     PAGODA_REG_TLB_FLUSHES, PAGODA_REG_TLB_VALID, PAGODA_REG_CTX_SELECT,
     PAGODA_REG_CTX_ROOT_LO, PAGODA_REG_CTX_ROOT_HI, PAGODA_REG_CTX_ROOT_ENTRIES,
@@ -3336,6 +3380,7 @@ static void test_adapter_reset(void *obj, void *data, QGuestAllocator *alloc)
     /* program a bit of everything */
     x = pagoda_alloc(d, PAGE, PAGE);
     pagoda_wr(d, PAGODA_REG_SCRATCH, 0x12345678);
+    pagoda_wr(d, PAGODA_REG_DEBUG, PAGODA_DEBUG_IMPLEMENTED);
     pagoda_wr(d, PAGODA_REG_INT_ENABLE, PAGODA_INT_ALL);
     env_window(e, PAGODA_SEG_APERTURE);
     hidden = env_window(e, PAGODA_SEG_VRAM_HIDDEN);
@@ -4443,6 +4488,8 @@ static void register_pagoda_cp_tests(void)
                  &vram32);
     qos_add_test("cp-engine-reset-waiting", "pagoda-cp",
                  test_engine_reset_waiting, NULL);
+    qos_add_test("cp-engine-reset-fails", "pagoda-cp",
+                 test_engine_reset_fails, NULL);
     qos_add_test("cp-adapter-reset", "pagoda-cp", test_adapter_reset, &vram32);
     qos_add_test("cp-vm-stopped", "pagoda-cp", test_vm_stopped, NULL);
 

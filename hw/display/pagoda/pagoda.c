@@ -239,6 +239,7 @@ static void pagoda_reset_state(PagodaState *s)
     s->fault_head = s->fault_count = s->fault_lost = 0;
     s->ctx_select = 0;
     s->scratch = 0;
+    s->debug = 0;
     s->int_status = 0;
     s->int_enable = 0;
     pagoda_update_irq(s);
@@ -298,9 +299,14 @@ static void pagoda_reset_write(PagodaState *s, uint32_t val)
         return;
     }
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
-        if (val & PAGODA_RESET_ENGINE(e)) {
-            pagoda_engine_reset(s, &s->engine[e]);
+        if (!(val & PAGODA_RESET_ENGINE(e))) {
+            continue;
         }
+        if (s->debug & PAGODA_DEBUG_ENGINE_RESET_FAILS(e)) {
+            trace_pagoda_engine_reset_failed(e);
+            continue;
+        }
+        pagoda_engine_reset(s, &s->engine[e]);
     }
 }
 
@@ -375,6 +381,9 @@ static uint64_t pagoda_mmio_read(void *opaque, hwaddr addr, unsigned size)
     case PAGODA_REG_STATUS:
         val = pagoda_status(s);
         break;
+    case PAGODA_REG_DEBUG:
+        val = s->debug;
+        break;
     case PAGODA_REG_SEG(0) ... PAGODA_REG_SEG(PAGODA_NUM_SEGMENTS) - 1:
         val = pagoda_segment_reg(s, (addr - PAGODA_REG_SEG(0)) / 0x40,
                                  (addr - PAGODA_REG_SEG(0)) % 0x40);
@@ -442,6 +451,9 @@ static void pagoda_mmio_write(void *opaque, hwaddr addr, uint64_t val,
         break;
     case PAGODA_REG_RESET:
         pagoda_reset_write(s, val);
+        break;
+    case PAGODA_REG_DEBUG:
+        s->debug = val & PAGODA_DEBUG_IMPLEMENTED;
         break;
     case PAGODA_REG_GART_BASE_LO:
         /* the table is 4 KiB aligned: the low bits do not exist */
@@ -694,6 +706,25 @@ static const VMStateDescription vmstate_pagoda_fence_wb = {
     },
 };
 
+static bool pagoda_debug_needed(void *opaque)
+{
+    PagodaState *s = opaque;
+
+    return s->debug;
+}
+
+/* The debug controls, when a test set one. */
+static const VMStateDescription vmstate_pagoda_debug = {
+    .name = "pagoda/debug",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pagoda_debug_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT32(debug, PagodaState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 static int pagoda_post_load(void *opaque, int version_id)
 {
     PagodaState *s = opaque;
@@ -703,7 +734,8 @@ static int pagoda_post_load(void *opaque, int version_id)
         s->fault_head >= PAGODA_FAULT_QUEUE_DEPTH ||
         s->fault_count > PAGODA_FAULT_QUEUE_DEPTH ||
         (s->engine[PAGODA_ENGINE_PAGING].fence_wb & 7) ||
-        (s->engine[PAGODA_ENGINE_RENDER].fence_wb & 7)) {
+        (s->engine[PAGODA_ENGINE_RENDER].fence_wb & 7) ||
+        (s->debug & ~PAGODA_DEBUG_IMPLEMENTED)) {
         return -EINVAL;
     }
     /* BAR4 accesses index VRAM with these without further checks */
@@ -759,6 +791,7 @@ static const VMStateDescription vmstate_pagoda = {
     .subsections = (const VMStateDescription * const []) {
         &vmstate_pagoda_display,
         &vmstate_pagoda_fence_wb,
+        &vmstate_pagoda_debug,
         NULL
     },
 };

@@ -219,6 +219,7 @@ struct PagodaState {
 
     /* registers */
     uint32_t scratch;
+    uint32_t debug;             /* PAGODA_REG_DEBUG */
     uint32_t int_status;
     uint32_t int_enable;
     uint32_t ctx_select;

@@ -559,7 +559,7 @@ static void map_pages(FuzzState *st, FuzzSpace *sp, uint64_t va, uint64_t pa,
 static const struct {
     uint32_t first, last;
 } reg_ranges[] = {
-    { PAGODA_REG_ID, PAGODA_REG_STATUS },
+    { PAGODA_REG_ID, PAGODA_REG_DEBUG },
     { PAGODA_REG_SEG(0), PAGODA_REG_SEG(PAGODA_NUM_SEGMENTS) - 4 },
     { PAGODA_REG_GART_BASE_LO, PAGODA_REG_HOST_APERTURE_PAGE_SIZE },
     { PAGODA_REG_MMU_CAPS, PAGODA_REG_TLB_VALID },
