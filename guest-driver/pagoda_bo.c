@@ -261,6 +261,24 @@ static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segme
 	return size > largest ? 0 : size;
 }
 
+/*
+ * The model names system memory by the aperture segment's id when it
+ * places an allocation: that id in @args means system memory (where a
+ * physically accessed allocation is then mapped into the aperture).
+ */
+static void pagoda_bo_aperture_means_system(struct drm_pagoda_gem_create *args)
+{
+	const u32 aperture = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_APERTURE);
+
+	if (args->segments & aperture)
+		args->segments = (args->segments & ~aperture) |
+				 DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM);
+	if (args->preferred_segment == DRM_PAGODA_SEGMENT_APERTURE)
+		args->preferred_segment = DRM_PAGODA_SEGMENT_SYSTEM;
+	if (args->eviction_segment == DRM_PAGODA_SEGMENT_APERTURE)
+		args->eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM;
+}
+
 static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
 {
 	if (args->pad || args->flags & ~DRM_PAGODA_BO_FLAGS || !args->size)
@@ -851,19 +869,20 @@ static struct pagoda_bo *pagoda_bo_create_user(struct pagoda_device *pgdev,
 int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct pagoda_device *pgdev = to_pagoda_device(drm);
-	struct drm_pagoda_gem_create *args = data;
+	struct drm_pagoda_gem_create *args = data, req = *args;
 	struct pagoda_bo *bo;
 	u64 size;
 	int ret;
 
-	ret = pagoda_bo_check_args(args);
+	pagoda_bo_aperture_means_system(&req);
+	ret = pagoda_bo_check_args(&req);
 	if (ret)
 		return ret;
-	size = pagoda_bo_round_size(pgdev, args->size, args->segments, args->flags);
+	size = pagoda_bo_round_size(pgdev, req.size, req.segments, req.flags);
 	if (!size)
 		return -EINVAL;
 
-	bo = pagoda_bo_create_user(pgdev, args, size);
+	bo = pagoda_bo_create_user(pgdev, &req, size);
 	/*
 	 * No room: allocations freed a moment ago may still wait in TTM's
 	 * delayed destroy (busy when their last reference went, or their
@@ -871,7 +890,7 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 	 */
 	if (bo == ERR_PTR(-ENOMEM)) {
 		flush_workqueue(pgdev->bdev.wq);
-		bo = pagoda_bo_create_user(pgdev, args, size);
+		bo = pagoda_bo_create_user(pgdev, &req, size);
 	}
 	if (IS_ERR(bo))
 		return PTR_ERR(bo);

@@ -302,6 +302,51 @@ static void test_observability(struct pagoda_dev *dev)
 	pagoda_bo_free(dev, &sys);
 }
 
+/*
+ * The aperture segment's id places an allocation in system memory, as the
+ * model names it: a plain one is in system memory, a physically accessed
+ * one mapped into the aperture; preferred over VRAM, it is not in VRAM.
+ */
+static void test_aperture_id(struct pagoda_dev *dev)
+{
+	static const struct {
+		uint32_t segments, flags, want;
+		const char *what;
+	} cases[] = {
+		{ SEG(APERTURE), 0, DRM_PAGODA_SEGMENT_SYSTEM, "plain" },
+		{ SEG(APERTURE), DRM_PAGODA_BO_PHYSICAL, DRM_PAGODA_SEGMENT_APERTURE,
+		  "physically accessed" },
+		{ SEG(APERTURE) | SEG(VRAM), 0, DRM_PAGODA_SEGMENT_SYSTEM,
+		  "VRAM allowed, aperture preferred:" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pagoda_bo_desc desc = {
+			.size = 64 * 1024, .segments = cases[i].segments,
+			.preferred_segment = DRM_PAGODA_SEGMENT_APERTURE,
+			.eviction_segment = DRM_PAGODA_SEGMENT_APERTURE, .flags = cases[i].flags,
+		};
+		struct pagoda_bo bo;
+		int ret = pagoda_bo_create(dev, &desc, &bo), seg;
+
+		if (!pt_check(!ret, "aperture id: %s allocation created (%s)", cases[i].what,
+			      strerror(-ret)))
+			continue;
+		seg = segment_of(dev, &bo);
+		pt_check(seg == (int)cases[i].want, "aperture id: %s allocation in segment %d (want %u)",
+			 cases[i].what, seg, cases[i].want);
+		ret = pagoda_bo_map(dev, &bo);
+		if (pt_check(!ret, "aperture id: %s allocation mapped (%s)", cases[i].what,
+			     strerror(-ret))) {
+			fill(&bo, 11 + i);
+			pt_check(!check(&bo, 11 + i), "aperture id: %s allocation reads back",
+				 cases[i].what);
+		}
+		pagoda_bo_free(dev, &bo);
+	}
+}
+
 static void expect(int ret, int want, const char *what)
 {
 	pt_check(ret == want, "%s: %s (want %s)", what, strerror(-ret), strerror(-want));
@@ -317,7 +362,6 @@ static void test_bad_arguments(struct pagoda_dev *dev)
 	expect(create(dev, ~0ull, SEG(VRAM), 1, 0, &bo), -EINVAL, "size 2^64 - 1");
 	expect(create(dev, 1ull << 63, SEG(VRAM), 1, 0, &bo), -EINVAL, "size 2^63");
 	expect(create(dev, vram_size + 1, SEG(VRAM), 1, 0, &bo), -EINVAL, "size past the segment");
-	expect(create(dev, 4096, 0x8, 3, 0, &bo), -EINVAL, "aperture segment");
 	expect(create(dev, 4096, 0x10, 4, 0, &bo), -EINVAL, "segment 4");
 	expect(create(dev, 4096, SEG(VRAM), 0, 0, &bo), -EINVAL, "preferred not allowed");
 	expect(create(dev, 4096, SEG(VRAM), 1, 1u << 31, &bo), -EINVAL, "unknown flag");
@@ -344,9 +388,9 @@ static void test_bad_arguments(struct pagoda_dev *dev)
 	args.pad = 1;
 	expect(ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &args) ? -errno : 0, -EINVAL, "pad");
 	args.pad = 0;
-	args.eviction_segment = 3;
+	args.eviction_segment = 4;
 	expect(ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &args) ? -errno : 0, -EINVAL,
-	       "eviction to the aperture segment");
+	       "eviction to segment 4");
 	expect(ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_CREATE, NULL) ? -errno : 0, -EFAULT, "NULL");
 
 	expect(pagoda_bo_info(dev, 0, &info), -ENOENT, "info of handle 0");
@@ -373,6 +417,7 @@ int main(void)
 	test_cleared(&dev);
 	test_write_combined(&dev);
 	test_physical(&dev);
+	test_aperture_id(&dev);
 	test_observability(&dev);
 	test_eviction(&dev);
 	test_bad_arguments(&dev);

@@ -123,8 +123,10 @@ struct drm_pagoda_get_param {
 #define DRM_PAGODA_SEGMENT_VRAM_HIDDEN	2
 /*
  * System memory mapped into the aperture segment: where a physically
- * accessed allocation allowed in system memory is when resident there.
- * Reported by DRM_IOCTL_PAGODA_GEM_INFO, never named in masks.
+ * accessed allocation allowed in system memory is when resident there,
+ * as DRM_IOCTL_PAGODA_GEM_INFO reports it. Named when creating an
+ * allocation (in @segments, @preferred_segment, @eviction_segment) it
+ * means system memory, as DRM_PAGODA_SEGMENT_SYSTEM does.
  */
 #define DRM_PAGODA_SEGMENT_APERTURE	3
 #define DRM_PAGODA_SEGMENT_MASK(id)	(1u << (id))
