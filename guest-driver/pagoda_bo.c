@@ -233,9 +233,34 @@ static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 ev
  * for every allowed segment (system memory is the aperture for a
  * physically accessed allocation).
  */
+/* The largest page size of the memory segments in @segments (4 KiB: none). */
+static u64 pagoda_segments_page_size(struct pagoda_device *pgdev, u32 segments)
+{
+	u64 page_size = PAGE_SIZE;
+	unsigned int id;
+
+	for (id = PAGODA_SEG_SYSTEM + 1; id < PAGODA_BO_NUM_SEGMENTS; id++)
+		if (segments & DRM_PAGODA_SEGMENT_MASK(id))
+			page_size = max_t(u64, page_size, pgdev->segs[id].page_size);
+	return page_size;
+}
+
+/**
+ * pagoda_bo_page_size - the page size an allocation is made of
+ * @bo: the allocation
+ *
+ * Return: the largest page size of its allowed memory segments (its size
+ * and its place in them are multiples of it), 4 KiB when it may only be
+ * in system memory.
+ */
+u64 pagoda_bo_page_size(struct pagoda_bo *bo)
+{
+	return pagoda_segments_page_size(to_pagoda_device(bo->tbo.base.dev), bo->segments);
+}
+
 static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segments, u32 flags)
 {
-	u64 align = PAGE_SIZE, largest = 0;
+	u64 align = pagoda_segments_page_size(pgdev, segments), largest = 0;
 	unsigned int id;
 
 	for (id = 0; id < PAGODA_BO_NUM_SEGMENTS; id++) {
@@ -252,7 +277,6 @@ static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segme
 			largest = max(largest, system);
 			continue;
 		}
-		align = max_t(u64, align, seg->page_size);
 		largest = max(largest, seg->size);
 	}
 	if (size > largest || size > U64_MAX - align)

@@ -138,6 +138,7 @@ struct pagoda_device;
 struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments,
 					  u32 flags);
 u64 pagoda_bo_contiguous_paddr(struct pagoda_bo *bo);
+u64 pagoda_bo_page_size(struct pagoda_bo *bo);
 struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size, u32 segments,
 					  struct drm_gem_object *resv_obj);
 void pagoda_bo_free_kernel(struct pagoda_bo *bo);

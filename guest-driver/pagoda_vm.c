@@ -911,6 +911,21 @@ static int pagoda_vm_check_op(struct pagoda_vm *vm, const struct drm_pagoda_vm_o
 	return 0;
 }
 
+/*
+ * In an allocation made of 64 KiB pages, a VA and the address it maps
+ * share their 64 KiB alignment (the model guarantees it): the VA of a MAP
+ * and its offset agree in their low bits. Without DRM_PAGODA_VM_FIXED the
+ * VA chosen is DRM_PAGODA_VA_ALIGN aligned, so the offset must be.
+ */
+static bool pagoda_vm_map_aligned(const struct drm_pagoda_vm_op *op, struct pagoda_bo *bo)
+{
+	u64 mask = pagoda_bo_page_size(bo) - 1;
+
+	if (!(op->flags & DRM_PAGODA_VM_FIXED))
+		return !(op->offset & mask);
+	return !((op->va ^ op->offset) & mask);
+}
+
 /* The allocations MAP operations name, looked up before anything runs. */
 static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
 				 const struct drm_pagoda_vm_op *ops, u32 count,
@@ -930,6 +945,8 @@ static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
 		if (!objs[i])
 			return -ENOENT;
 		if (op->offset > objs[i]->size || op->size > objs[i]->size - op->offset)
+			return -EINVAL;
+		if (!pagoda_vm_map_aligned(op, gem_to_pagoda_bo(objs[i])))
 			return -EINVAL;
 	}
 	return 0;

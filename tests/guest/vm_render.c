@@ -546,6 +546,80 @@ static long long fdinfo_ns(struct pagoda_dev *dev, const char *key)
 	return pt_debugfs_value(path, key, ":\t");
 }
 
+/*
+ * The VA of a 64 KiB page shares its 64 KiB alignment with the page: a MAP
+ * of a VRAM allocation (64 KiB pages on the default device) whose VA and
+ * offset differ in their low 16 bits is refused with EINVAL, as is one
+ * without DRM_PAGODA_VM_FIXED whose offset is not 64 KiB aligned; with
+ * 4 KiB segment pages, and for an allocation only in system memory, any
+ * 4 KiB alignment goes. A mapping whose low bits agree reads the right
+ * bytes through the GPU.
+ */
+static void test_page_alignment(struct pagoda_dev *dev, uint32_t ctx)
+{
+	uint64_t page = 0, res = 0, va, base;
+	struct pt_buf cmd, out;
+	struct pagoda_bo vram, sys;
+	struct pagoda_cmdbuf cb;
+	uint32_t *words;
+	int ret, want;
+
+	pagoda_query(dev, DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE, &page);
+	want = page == 64 * KIB ? -EINVAL : 0;
+	ret = pagoda_bo_create(dev, &(struct pagoda_bo_desc){
+			.size = 128 * KIB, .segments = SEG(VRAM), .preferred_segment = 1 }, &vram);
+	if (!ret)
+		ret = pagoda_bo_create(dev, &(struct pagoda_bo_desc){
+				.size = 128 * KIB, .segments = SEG(SYSTEM) }, &sys);
+	if (!ret)
+		ret = pagoda_bo_map(dev, &vram);
+	if (!ret)
+		ret = pt_buf_create(dev, &cmd, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = pt_buf_create(dev, &out, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = pagoda_vm_reserve(dev, &res, 512 * KIB, 0, 0, 0);
+	if (!pt_check(!ret, "64 KiB alignment: allocations and a reservation (%s)", strerror(-ret)))
+		return;
+
+	va = res + 4 * KIB;
+	ret = pagoda_vm_map(dev, vram.handle, 0, 64 * KIB, DRM_PAGODA_VM_FIXED, &va, 0, 0, 0);
+	pt_check(ret == want, "64 KiB alignment: VA 0x...1000 for offset 0 of %llu KiB pages: %s",
+		 (unsigned long long)(page / KIB), strerror(-ret));
+	if (!ret)
+		pagoda_vm_unmap(dev, va, 64 * KIB, 0);
+	ret = pagoda_vm_map(dev, vram.handle, 4 * KIB, 60 * KIB, 0, &va, 0, 0, 0);
+	pt_check(ret == want, "64 KiB alignment: a VA chosen for offset 0x1000: %s", strerror(-ret));
+	if (!ret)
+		pagoda_vm_free(dev, va, 64 * KIB);
+	va = res + 64 * KIB + 4 * KIB;
+	ret = pagoda_vm_map(dev, sys.handle, 0, 64 * KIB, DRM_PAGODA_VM_FIXED, &va, 0, 0, 0);
+	pt_check(!ret, "64 KiB alignment: system memory only, any 4 KiB VA (%s)", strerror(-ret));
+
+	/* low bits agreeing: VA ...3000 maps offset 0x13000 */
+	base = res + 256 * KIB + 0x3000;
+	ret = pagoda_vm_map(dev, vram.handle, 0x13000, 0x4000, DRM_PAGODA_VM_FIXED, &base, 0, 0,
+			    0);
+	if (!pt_check(!ret, "64 KiB alignment: VA 0x...3000 for offset 0x13000 (%s)",
+		      strerror(-ret)))
+		goto out;
+	words = vram.map;
+	for (unsigned int i = 0; i < 128 * KIB / 4; i++)
+		words[i] = 0xa11900u + i;
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	pagoda_cmd_crc32(&cb, base, 0x4000, out.va);
+	ret = pt_run(dev, ctx, &cmd, &cb);
+	pt_check(!ret && *(uint32_t *)out.bo.map == pt_crc32((uint8_t *)vram.map + 0x13000, 0x4000),
+		 "64 KiB alignment: the GPU reads offset 0x13000 through VA 0x...3000 (%s)",
+		 strerror(-ret));
+out:
+	pagoda_vm_free(dev, res, 512 * KIB);
+	pt_buf_destroy(dev, &cmd);
+	pt_buf_destroy(dev, &out);
+	pagoda_bo_free(dev, &vram);
+	pagoda_bo_free(dev, &sys);
+}
+
 int main(void)
 {
 	struct pagoda_dev dev;
@@ -567,6 +641,7 @@ int main(void)
 			test_commands(&dev, ctx, src, dst);
 	test_syncobjs(&dev, ctx);
 	test_large_pages(&dev, ctx);
+	test_page_alignment(&dev, ctx);
 	if (levels == 2)
 		test_root_resize(&dev, ctx);
 	pt_check(fdinfo_ns(&dev, "drm-engine-render") > 0 && fdinfo_ns(&dev, "drm-engine-paging") > 0,
