@@ -164,6 +164,8 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 static uint32_t live[MAX_LIVE];
 static uint64_t live_size[MAX_LIVE];	/* their sizes, as GEM_CREATE reported them */
 static uint32_t live_flags[MAX_LIVE];	/* their DRM_PAGODA_BO_* flags */
+static uint64_t live_page[MAX_LIVE];	/* the page size they are made of */
+static uint64_t segment_page;		/* the memory segments' page size */
 static unsigned int resident[MAX_LIVE];	/* MakeResident counts of live[] */
 static unsigned int nlive;
 
@@ -182,12 +184,36 @@ static void close_all(int fd)
 	}
 }
 
+/* The segment mask GEM_CREATE reads from @segments: the aperture's id is system memory. */
+static uint32_t system_for_aperture(uint32_t segments)
+{
+	const uint32_t aperture = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_APERTURE);
+
+	return segments & aperture ?
+	       (segments & ~aperture) | DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM) : segments;
+}
+
+/* The page size of an allocation allowed in @segments (pagoda_bo_page_size()). */
+static uint64_t page_of(uint32_t segments)
+{
+	return segments & (DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
+			   DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN)) ?
+	       segment_page : 4096;
+}
+
 /* What GEM_CREATE must answer, by the rules of docs/driver.md. */
-static int gem_create_expected(const struct drm_pagoda_gem_create *a)
+static int gem_create_expected(const struct drm_pagoda_gem_create *args)
 {
 	const uint32_t known = DRM_PAGODA_SEGMENT_MASK(0) | DRM_PAGODA_SEGMENT_MASK(1) |
 			       DRM_PAGODA_SEGMENT_MASK(2);
+	struct drm_pagoda_gem_create alias = *args, *a = &alias;
 
+	/* the aperture's id means system memory */
+	a->segments = system_for_aperture(a->segments);
+	if (a->preferred_segment == DRM_PAGODA_SEGMENT_APERTURE)
+		a->preferred_segment = DRM_PAGODA_SEGMENT_SYSTEM;
+	if (a->eviction_segment == DRM_PAGODA_SEGMENT_APERTURE)
+		a->eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM;
 	if (a->pad || a->flags & ~DRM_PAGODA_BO_FLAGS || !a->size || !a->segments ||
 	    a->segments & ~known)
 		return EINVAL;
@@ -222,9 +248,9 @@ static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
 	if (args.size > (16 << 20) && args.size <= (1ull << 40))
 		args.size = 1ull << 41;		/* keep to sizes whose fate is known */
 	args.flags = rnd_below(2) ? rnd_below(DRM_PAGODA_BO_FLAGS + 1) : (uint32_t)rnd_value();
-	args.segments = rnd_below(4) ? 1 + rnd_below(7) : (uint32_t)rnd_value();
-	args.preferred_segment = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
-	args.eviction_segment = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
+	args.segments = rnd_below(4) ? 1 + rnd_below(15) : (uint32_t)rnd_value();
+	args.preferred_segment = rnd_below(4) ? rnd_below(4) : (uint32_t)rnd_value();
+	args.eviction_segment = rnd_below(4) ? rnd_below(4) : (uint32_t)rnd_value();
 	args.priority = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
 	args.handle = rnd();
 	args.pad = rnd_below(8) ? 0 : rnd_value();
@@ -243,6 +269,7 @@ static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
 		resident[nlive] = 0;
 		live_size[nlive] = args.size;
 		live_flags[nlive] = args.flags;
+		live_page[nlive] = page_of(args.segments);
 		live[nlive++] = args.handle;
 		return 1;
 	}
@@ -1107,6 +1134,17 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 	}
 	if (op->size > va_end - DRM_PAGODA_VA_START)
 		op->size = DRM_PAGODA_VA_ALIGN;
+	/* mostly an offset in the VA's 64 KiB alignment, as 64 KiB pages need */
+	if (op->op == DRM_PAGODA_VM_OP_MAP && op->handle && rnd_below(4)) {
+		const uint64_t mask = DRM_PAGODA_VA_ALIGN - 1;
+		uint64_t offset = (op->offset & ~mask) |
+				  (op->flags & DRM_PAGODA_VM_FIXED ? op->va & mask : 0);
+
+		while (offset >= DRM_PAGODA_VA_ALIGN && offset + op->size > bo_size)
+			offset -= DRM_PAGODA_VA_ALIGN;
+		if (offset + op->size <= bo_size)
+			op->offset = offset;
+	}
 	if (sane)
 		return;
 
@@ -1213,6 +1251,10 @@ static int vm_ops_check(const struct drm_pagoda_vm_op *ops, uint32_t n, uint32_t
 		if (idx < 0)
 			return ENOENT;
 		if (op->offset > live_size[idx] || op->size > live_size[idx] - op->offset)
+			return EINVAL;
+		/* a 64 KiB page's VA and address share their 64 KiB alignment */
+		if (op->flags & DRM_PAGODA_VM_FIXED ? (op->va ^ op->offset) % live_page[idx] :
+		    op->offset % live_page[idx])
 			return EINVAL;
 	}
 	return 0;
@@ -1726,6 +1768,7 @@ static void live_drop(int fd, unsigned int k)
 	live[k] = live[nlive];
 	live_size[k] = live_size[nlive];
 	live_flags[k] = live_flags[nlive];
+	live_page[k] = live_page[nlive];
 	resident[k] = resident[nlive];
 }
 
@@ -1778,6 +1821,7 @@ static int phys_pool(int fd, unsigned long i)
 		resident[nlive] = 0;
 		live_size[nlive] = create.size;
 		live_flags[nlive] = create.flags;
+		live_page[nlive] = page_of(create.segments);
 		live[nlive++] = create.handle;
 		n++;
 	}
@@ -2740,7 +2784,8 @@ static int mmu_setup(int fd, const char *bdf)
 	}
 	ok = !pt_get_param(fd, DRM_PAGODA_PARAM_VA_BITS, &bits) &&
 	     !pt_get_param(fd, DRM_PAGODA_PARAM_MMU_LEVELS, &levels) &&
-	     !pt_get_param(fd, DRM_PAGODA_PARAM_VA_START, &start);
+	     !pt_get_param(fd, DRM_PAGODA_PARAM_VA_START, &start) &&
+	     !pt_get_param(fd, DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE, &segment_page);
 	ok = ok && levels >= 2 && levels <= 4 && levels == reg_levels && bits == reg_bits &&
 	     start == DRM_PAGODA_VA_START;
 	top = ok ? 12 + 9 * (levels - 1) : 0;
