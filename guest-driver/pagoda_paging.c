@@ -16,6 +16,14 @@
  * each job of a batch fails when the one before it failed, so the last
  * job's fence tells whether the whole request ran.
  *
+ * A staged batch (pagoda_paging_batch_init_staged()) collects its commands
+ * in memory and puts them in jobs only when flushed: it holds no job, and
+ * so not the engine's submit lock, while it grows. A request that submits
+ * paging work of its own between its commands (placing allocations,
+ * making page tables: VM_BIND's operations) builds its page-table writes
+ * this way, and one request of many small updates becomes a few full jobs
+ * rather than one job each. Its commands take no page lists.
+ *
  * Addresses are the device's physical (segment, offset) pairs,
  * PAGODA_PADDR(). System pages are named by their bus address in
  * segment 0; scattered system pages go in page lists (TRANSFER_*_LIST)
@@ -46,10 +54,19 @@ static void put64(u8 *cmd, unsigned int offset, u64 value)
  */
 void pagoda_paging_batch_init(struct pagoda_paging_batch *batch, struct pagoda_device *pgdev)
 {
-	batch->engine = &pgdev->engine[PAGODA_ENGINE_PAGING];
-	batch->job = NULL;
-	batch->fence = NULL;
-	batch->jobs = 0;
+	*batch = (struct pagoda_paging_batch){ .engine = &pgdev->engine[PAGODA_ENGINE_PAGING] };
+}
+
+/**
+ * pagoda_paging_batch_init_staged - start an empty staged batch
+ * @batch: the batch
+ * @pgdev: the device
+ */
+void pagoda_paging_batch_init_staged(struct pagoda_paging_batch *batch,
+				     struct pagoda_device *pgdev)
+{
+	pagoda_paging_batch_init(batch, pgdev);
+	batch->staging = true;
 }
 
 static int batch_flush(struct pagoda_paging_batch *batch)
@@ -66,6 +83,29 @@ static int batch_flush(struct pagoda_paging_batch *batch)
 	return 0;
 }
 
+/* Room for a command of @bytes at the end of a staged batch's commands. */
+static u8 *batch_stage(struct pagoda_paging_batch *batch, u32 bytes)
+{
+	u8 *cmd;
+
+	if (batch->staged_bytes + bytes > batch->staged_size) {
+		u32 size = max3(2 * batch->staged_size, batch->staged_bytes + bytes,
+				(u32)PAGODA_JOB_CAPACITY);
+		u8 *staged = kvmalloc(size, GFP_KERNEL);
+
+		if (!staged)
+			return ERR_PTR(-ENOMEM);
+		if (batch->staged)
+			memcpy(staged, batch->staged, batch->staged_bytes);
+		kvfree(batch->staged);
+		batch->staged = staged;
+		batch->staged_size = size;
+	}
+	cmd = batch->staged + batch->staged_bytes;
+	batch->staged_bytes += bytes;
+	return cmd;
+}
+
 /*
  * Room for a command of @bytes and a list of @list_bytes in the current
  * job, submitting it and starting another when it is full.
@@ -74,6 +114,9 @@ static u8 *batch_reserve(struct pagoda_paging_batch *batch, u32 bytes, u32 list_
 			 void **list, u64 *list_addr)
 {
 	int tries;
+
+	if (batch->staging)
+		return WARN_ON(list_bytes) ? ERR_PTR(-EINVAL) : batch_stage(batch, bytes);
 
 	for (tries = 0; tries < 2; tries++) {
 		if (!batch->job) {
@@ -391,6 +434,48 @@ int pagoda_paging_signal(struct pagoda_paging_batch *batch, u64 addr, u64 value,
 }
 
 /**
+ * pagoda_paging_batch_empty - whether a batch has nothing to submit
+ * @batch: the batch
+ *
+ * Return: true when it holds no command and submitted no job.
+ */
+bool pagoda_paging_batch_empty(struct pagoda_paging_batch *batch)
+{
+	return !batch->job && !batch->fence && !batch->staged_bytes;
+}
+
+/**
+ * pagoda_paging_batch_flush - put a staged batch's commands in jobs
+ * @batch: the batch; one not staged has nothing to put
+ *
+ * The commands are submitted in order, as many to a job as fit; the
+ * batch stays staged, empty, for more commands. Returns with no job held.
+ *
+ * Return: 0 or a negative errno from starting a job (the commands not
+ * submitted then are dropped).
+ */
+int pagoda_paging_batch_flush(struct pagoda_paging_batch *batch)
+{
+	u32 offset = 0, bytes;
+	u8 *cmd;
+
+	if (!batch->staging)
+		return 0;
+	batch->staging = false;
+	for (; offset < batch->staged_bytes; offset += bytes) {
+		bytes = PAGODA_CMD_DWORDS(le32_to_cpu(*(__le32 *)(batch->staged + offset))) * 4;
+		cmd = batch_reserve(batch, bytes, 0, NULL, NULL);
+		if (IS_ERR(cmd))
+			break;
+		memcpy(cmd, batch->staged + offset, bytes);
+	}
+	batch->staging = true;
+	batch->staged_bytes = 0;
+	batch_flush(batch);
+	return offset < batch->staged_bytes ? PTR_ERR(cmd) : 0;
+}
+
+/**
  * pagoda_paging_batch_submit - submit what the batch holds
  * @batch: the batch
  *
@@ -400,7 +485,14 @@ int pagoda_paging_signal(struct pagoda_paging_batch *batch, u64 addr, u64 value,
 struct dma_fence *pagoda_paging_batch_submit(struct pagoda_paging_batch *batch)
 {
 	struct dma_fence *fence;
+	int ret = pagoda_paging_batch_flush(batch);
 
+	kvfree(batch->staged);
+	batch->staged = NULL;
+	if (ret) {
+		pagoda_paging_batch_abort(batch);
+		return ERR_PTR(ret);
+	}
 	batch_flush(batch);
 	fence = batch->fence ? batch->fence : dma_fence_get_stub();
 	batch->fence = NULL;
@@ -452,6 +544,9 @@ int pagoda_paging_batch_wait(struct pagoda_paging_batch *batch, int ret)
  */
 void pagoda_paging_batch_abort(struct pagoda_paging_batch *batch)
 {
+	kvfree(batch->staged);
+	batch->staged = NULL;
+	batch->staged_bytes = 0;
 	if (batch->job)
 		pagoda_job_abort(batch->job);
 	batch->job = NULL;

@@ -19,18 +19,30 @@ struct pagoda_job;
  * @job: job being filled, or NULL; while set the engine's submit lock is held
  * @fence: fence of the last submitted job, or NULL
  * @jobs: jobs submitted so far
+ * @staged: a staged batch's commands, not in a job yet (kvmalloc'ed)
+ * @staged_bytes: bytes of @staged in use
+ * @staged_size: bytes @staged holds
+ * @staging: commands go to @staged until pagoda_paging_batch_flush()
  *
- * Used by one thread from pagoda_paging_batch_init() to
- * pagoda_paging_batch_submit() or pagoda_paging_batch_abort().
+ * Used by one thread from pagoda_paging_batch_init() (or _init_staged())
+ * to pagoda_paging_batch_submit() or pagoda_paging_batch_abort().
  */
 struct pagoda_paging_batch {
 	struct pagoda_engine *engine;
 	struct pagoda_job *job;
 	struct dma_fence *fence;
 	unsigned int jobs;
+	u8 *staged;
+	u32 staged_bytes;
+	u32 staged_size;
+	bool staging;
 };
 
 void pagoda_paging_batch_init(struct pagoda_paging_batch *batch, struct pagoda_device *pgdev);
+void pagoda_paging_batch_init_staged(struct pagoda_paging_batch *batch,
+				     struct pagoda_device *pgdev);
+int pagoda_paging_batch_flush(struct pagoda_paging_batch *batch);
+bool pagoda_paging_batch_empty(struct pagoda_paging_batch *batch);
 int pagoda_paging_fill(struct pagoda_paging_batch *batch, u64 dst, u64 size, u32 pattern);
 int pagoda_paging_copy(struct pagoda_paging_batch *batch, u64 src, u64 dst, u64 size);
 int pagoda_paging_copy_pages(struct pagoda_paging_batch *batch, const dma_addr_t *pages,

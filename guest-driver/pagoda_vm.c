@@ -83,6 +83,19 @@ struct pagoda_vm_op_ctx {
 	struct list_head *rebind;
 };
 
+/*
+ * One transaction of a VM_BIND call: its operations' page-table writes,
+ * staged and submitted together when the transaction ends (or before a
+ * root resize, which must see them), and the mappings they took out,
+ * released only then: until the writes are in the ring, the device may
+ * still reach what those mappings named.
+ */
+struct pagoda_vm_bind {
+	struct pagoda_vm *vm;
+	struct pagoda_paging_batch batch;
+	struct list_head released;
+};
+
 static struct pagoda_vma *to_pagoda_vma(struct drm_gpuva *va)
 {
 	return container_of(va, struct pagoda_vma, base);
@@ -454,11 +467,18 @@ static void pagoda_vm_count_busy(struct pagoda_vm *vm, struct dma_fence *fence, 
 	}
 }
 
-/* Submit @batch (or abort it on @ret); its fence becomes the last update. */
+/*
+ * Submit @batch (or abort it on @ret); its fence becomes the last update
+ * (an empty batch changes nothing).
+ */
 static int pagoda_vm_batch_done(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, int ret)
 {
 	u64 submit_ns = ktime_get_raw_ns();
-	struct dma_fence *fence = pagoda_paging_batch_finish(batch, ret);
+	struct dma_fence *fence;
+
+	if (!ret && pagoda_paging_batch_empty(batch))
+		return 0;
+	fence = pagoda_paging_batch_finish(batch, ret);
 
 	if (IS_ERR(fence)) {
 		/* part of the batch may have run: the tables are not known */
@@ -625,8 +645,28 @@ pagoda_vm_find_reservation(struct pagoda_vm *vm, u64 va, u64 size)
 	return NULL;
 }
 
-static int pagoda_vm_reserve(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op)
+/*
+ * Fit the root to the reservations (2 levels). The root may move: the
+ * staged writes go to the ring first, to the tables they name.
+ */
+static int pagoda_vm_resize_root(struct pagoda_vm_bind *bind)
 {
+	struct pagoda_vm *vm = bind->vm;
+	int ret;
+
+	if (vm->levels != 2)
+		return 0;
+	ret = pagoda_paging_batch_flush(&bind->batch);
+	if (ret) {
+		vm->lost = true;
+		return ret;
+	}
+	return pagoda_pt_resize_root(vm, pagoda_vm_extent(vm));
+}
+
+static int pagoda_vm_reserve(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *op)
+{
+	struct pagoda_vm *vm = bind->vm;
 	struct pagoda_va_reservation *res;
 	u64 size = round_up(op->size, DRM_PAGODA_VA_ALIGN);
 	int ret;
@@ -651,7 +691,7 @@ static int pagoda_vm_reserve(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op)
 		kfree(res);
 		return ret;
 	}
-	ret = pagoda_pt_resize_root(vm, pagoda_vm_extent(vm));
+	ret = pagoda_vm_resize_root(bind);
 	if (ret) {
 		drm_mm_remove_node(&res->node);
 		kfree(res);
@@ -659,44 +699,46 @@ static int pagoda_vm_reserve(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op)
 	return ret;
 }
 
-/* Run @fn (drm_gpuvm_sm_map or _sm_unmap) in one batch. */
-static int pagoda_vm_update(struct pagoda_vm *vm, struct pagoda_vm_op_ctx *op_ctx, u64 va,
+/*
+ * Map [va, va + size) to @obj at @offset (drm_gpuvm_sm_map()), or unmap it
+ * (drm_gpuvm_sm_unmap()) when @op_ctx maps nothing, writing the tables in
+ * the call's staged batch. A failure part way loses the space's tables.
+ */
+static int pagoda_vm_update(struct pagoda_vm_bind *bind, struct pagoda_vm_op_ctx *op_ctx, u64 va,
 			    u64 size, struct drm_gem_object *obj, u64 offset)
 {
-	struct pagoda_paging_batch batch;
+	struct pagoda_vm *vm = bind->vm;
 	unsigned int i;
-	int ret;
+	int ret = 0;
 
 	INIT_LIST_HEAD(&op_ctx->released);
 	op_ctx->vm = vm;
-	op_ctx->batch = &batch;
-	for (i = 0; i < PAGODA_VM_PREALLOC; i++) {
+	op_ctx->batch = &bind->batch;
+	for (i = 0; i < PAGODA_VM_PREALLOC && !ret; i++) {
 		op_ctx->prealloc[i] = kzalloc(sizeof(*op_ctx->prealloc[i]), GFP_KERNEL);
-		if (!op_ctx->prealloc[i]) {
+		if (!op_ctx->prealloc[i])
 			ret = -ENOMEM;
-			goto out;
-		}
 	}
-	pagoda_paging_batch_init(&batch, vm->pgdev);
-	op_ctx->remapping = op_ctx->vm_bo || (op_ctx->pte_flags & PAGODA_PTE_ZERO);
-	if (op_ctx->remapping)
-		ret = drm_gpuvm_sm_map(&vm->gpuvm, op_ctx, va, size, obj, offset);
-	else
-		ret = drm_gpuvm_sm_unmap(&vm->gpuvm, op_ctx, va, size);
-	if (ret)
-		vm->lost = true;
-	ret = pagoda_vm_batch_done(vm, &batch, ret);
-out:
+	if (!ret) {
+		op_ctx->remapping = op_ctx->vm_bo || (op_ctx->pte_flags & PAGODA_PTE_ZERO);
+		if (op_ctx->remapping)
+			ret = drm_gpuvm_sm_map(&vm->gpuvm, op_ctx, va, size, obj, offset);
+		else
+			ret = drm_gpuvm_sm_unmap(&vm->gpuvm, op_ctx, va, size);
+		if (ret)
+			vm->lost = true;
+	}
 	pagoda_pt_put_spares(vm);
-	pagoda_vm_release_vmas(&op_ctx->released);
+	list_splice_tail(&op_ctx->released, &bind->released);
 	for (i = 0; i < PAGODA_VM_PREALLOC; i++)
 		kfree(op_ctx->prealloc[i]);
 	return ret;
 }
 
-static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
+static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *op,
 			 struct drm_gem_object *obj)
 {
+	struct pagoda_vm *vm = bind->vm;
 	struct pagoda_vm_op_ctx op_ctx = {};
 	struct pagoda_bo *bo;
 	int ret;
@@ -706,7 +748,7 @@ static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 	if (!obj) {
 		op_ctx.pte_flags |= PAGODA_PTE_ZERO;
 		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0);
-		return ret ?: pagoda_vm_update(vm, &op_ctx, op->va, op->size, NULL, 0);
+		return ret ?: pagoda_vm_update(bind, &op_ctx, op->va, op->size, NULL, 0);
 	}
 
 	/* placed first: where it is decides which spans get 2 MiB pages */
@@ -724,7 +766,7 @@ static int pagoda_vm_map(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 	if (IS_ERR(op_ctx.vm_bo))
 		return PTR_ERR(op_ctx.vm_bo);
 	drm_gpuvm_bo_extobj_add(op_ctx.vm_bo);
-	ret = pagoda_vm_update(vm, &op_ctx, op->va, op->size, obj, op->offset);
+	ret = pagoda_vm_update(bind, &op_ctx, op->va, op->size, obj, op->offset);
 	pagoda_vm_bo_put(op_ctx.vm_bo);
 	return ret;
 }
@@ -735,36 +777,37 @@ static bool pagoda_vm_range_mapped(struct pagoda_vm *vm, u64 va, u64 size)
 	return !pagoda_vm_check_range(vm, va, size, false);
 }
 
-static int pagoda_vm_unmap(struct pagoda_vm *vm, u64 va, u64 size)
+static int pagoda_vm_unmap(struct pagoda_vm_bind *bind, u64 va, u64 size)
 {
 	struct pagoda_vm_op_ctx op_ctx = {};
 	int ret;
 
-	ret = pagoda_pt_prepare_clear(vm, va, size);
+	ret = pagoda_pt_prepare_clear(bind->vm, va, size);
 	if (ret) {
-		pagoda_pt_put_spares(vm);
+		pagoda_pt_put_spares(bind->vm);
 		return ret;
 	}
-	return pagoda_vm_update(vm, &op_ctx, va, size, NULL, 0);
+	return pagoda_vm_update(bind, &op_ctx, va, size, NULL, 0);
 }
 
-static int pagoda_vm_free_reservation(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op)
+static int pagoda_vm_free_reservation(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *op)
 {
+	struct pagoda_vm *vm = bind->vm;
 	struct pagoda_va_reservation *res = pagoda_vm_find_reservation(vm, op->va, op->size);
 	int ret;
 
 	if (!res || res->node.start != op->va || res->node.size != op->size)
 		return -ENOENT;
 	if (!drm_gpuvm_interval_empty(&vm->gpuvm, op->va, op->size)) {
-		ret = pagoda_vm_unmap(vm, op->va, op->size);
+		ret = pagoda_vm_unmap(bind, op->va, op->size);
 		if (ret)
 			return ret;
 	}
 	drm_mm_remove_node(&res->node);
 	kfree(res);
 	/* a root that cannot shrink now stays larger: no error */
-	pagoda_pt_resize_root(vm, pagoda_vm_extent(vm));
-	return 0;
+	pagoda_vm_resize_root(bind);
+	return vm->lost ? -EIO : 0;
 }
 
 /*
@@ -772,8 +815,9 @@ static int pagoda_vm_free_reservation(struct pagoda_vm *vm, struct drm_pagoda_vm
  * and offset (or zero pages), with the new protections. The parts are
  * listed first: each map changes the tree.
  */
-static int pagoda_vm_protect(struct pagoda_vm *vm, const struct drm_pagoda_vm_op *op)
+static int pagoda_vm_protect(struct pagoda_vm_bind *bind, const struct drm_pagoda_vm_op *op)
 {
+	struct pagoda_vm *vm = bind->vm;
 	struct drm_pagoda_vm_op *parts;
 	struct drm_gem_object **objs;
 	u64 end = op->va + op->size;
@@ -806,7 +850,7 @@ static int pagoda_vm_protect(struct pagoda_vm *vm, const struct drm_pagoda_vm_op
 		n++;
 	}
 	for (i = 0; i < n && !ret; i++)
-		ret = pagoda_vm_map(vm, &parts[i], objs[i]);
+		ret = pagoda_vm_map(bind, &parts[i], objs[i]);
 	for (i = 0; i < n; i++)
 		if (objs[i])
 			drm_gem_object_put(objs[i]);
@@ -817,27 +861,28 @@ out:
 }
 
 /* One operation against the space's state; @obj is MAP's allocation. */
-static int pagoda_vm_run_op(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
+static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *op,
 			    struct drm_gem_object *obj)
 {
+	struct pagoda_vm *vm = bind->vm;
 	struct pagoda_va_reservation *res;
 	int ret;
 
 	switch (op->op) {
 	case DRM_PAGODA_VM_OP_RESERVE:
-		return pagoda_vm_reserve(vm, op);
+		return pagoda_vm_reserve(bind, op);
 	case DRM_PAGODA_VM_OP_FREE:
-		return pagoda_vm_free_reservation(vm, op);
+		return pagoda_vm_free_reservation(bind, op);
 	case DRM_PAGODA_VM_OP_MAP:
 		if (op->flags & DRM_PAGODA_VM_FIXED) {
 			if (!pagoda_vm_find_reservation(vm, op->va, op->size))
 				return -ENOENT;
-			return pagoda_vm_map(vm, op, obj);
+			return pagoda_vm_map(bind, op, obj);
 		}
-		ret = pagoda_vm_reserve(vm, op);
+		ret = pagoda_vm_reserve(bind, op);
 		if (ret)
 			return ret;
-		ret = pagoda_vm_map(vm, op, obj);
+		ret = pagoda_vm_map(bind, op, obj);
 		if (ret) {
 			res = pagoda_vm_find_reservation(vm, op->va, op->size);
 			if (res && drm_gpuvm_interval_empty(&vm->gpuvm, op->va, op->size)) {
@@ -850,12 +895,12 @@ static int pagoda_vm_run_op(struct pagoda_vm *vm, struct drm_pagoda_vm_op *op,
 		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
 		    !pagoda_vm_range_mapped(vm, op->va, op->size))
 			return -ENOENT;
-		return pagoda_vm_unmap(vm, op->va, op->size);
+		return pagoda_vm_unmap(bind, op->va, op->size);
 	case DRM_PAGODA_VM_OP_PROTECT:
 		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
 		    !pagoda_vm_range_mapped(vm, op->va, op->size))
 			return -ENOENT;
-		return pagoda_vm_protect(vm, op);
+		return pagoda_vm_protect(bind, op);
 	}
 	return -EINVAL;
 }
@@ -970,6 +1015,32 @@ static int pagoda_vm_lock_protected(struct pagoda_vm *vm, struct drm_exec *exec,
 }
 
 /*
+ * Run @count operations in order, their page-table writes in one staged
+ * batch submitted at the end (its fence the space's last update), what
+ * they unmapped released after it; *@done counts those that ran.
+ */
+static int pagoda_vm_run_ops(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
+			     struct drm_gem_object **objs, u32 count, u32 *done)
+{
+	struct pagoda_vm_bind bind = { .vm = vm };
+	int ret = 0, submitted;
+	u32 i;
+
+	INIT_LIST_HEAD(&bind.released);
+	pagoda_paging_batch_init_staged(&bind.batch, vm->pgdev);
+	for (i = 0; i < count && !ret; i++) {
+		ret = vm->lost ? -EIO : pagoda_vm_run_op(&bind, &ops[i], objs[i]);
+		trace_pagoda_vm_bind(vm, ops[i].op, ops[i].flags, ops[i].va, ops[i].size, ret);
+		if (!ret)
+			++*done;
+	}
+	/* what ran is in the tables the CPU keeps: the device gets it too */
+	submitted = pagoda_vm_batch_done(vm, &bind.batch, 0);
+	pagoda_vm_release_vmas(&bind.released);
+	return ret ?: submitted;
+}
+
+/*
  * Lock the space's reservation (that of its page tables) and those of the
  * allocations the operations map or protect, for the whole batch (the
  * space's lock keeps its mappings as they are meanwhile; a PROTECT can
@@ -1001,13 +1072,8 @@ static int pagoda_vm_bind_locked(struct pagoda_vm *vm, struct drm_exec *exec,
 			break;
 		/* nothing below locks through @exec: the loop ends here */
 		ret = pagoda_vm_is_lost(vm) ? -EIO : pagoda_pt_restore(vm);
-		for (i = 0; i < count && !ret; i++) {
-			ret = vm->lost ? -EIO : pagoda_vm_run_op(vm, &ops[i], objs[i]);
-			trace_pagoda_vm_bind(vm, ops[i].op, ops[i].flags, ops[i].va, ops[i].size,
-					     ret);
-			if (!ret)
-				++*done;
-		}
+		if (!ret)
+			ret = pagoda_vm_run_ops(vm, ops, objs, count, done);
 	}
 	return ret;
 }
