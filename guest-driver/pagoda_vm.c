@@ -130,12 +130,38 @@ static void pagoda_vma_link(struct pagoda_vma *vma, struct drm_gpuvm_bo *vm_bo)
 	mutex_unlock(&bo->gpuva_lock);
 }
 
-/*
- * Drop a link reference. The last one frees the link, which drops its
- * allocation reference: that may free the allocation, so not under its
- * link lock, nor while a batch is built.
+/**
+ * pagoda_vm_bo_get - the link of an allocation to a space
+ * @vm: the space
+ * @obj: the allocation
+ *
+ * Made if there is none, and listed among the space's external objects:
+ * the space's jobs lock it, validate it and fence it from now on.
+ *
+ * Return: the link (a reference: pagoda_vm_bo_put()), or an ERR_PTR.
  */
-static void pagoda_vm_bo_put(struct drm_gpuvm_bo *vm_bo)
+struct drm_gpuvm_bo *pagoda_vm_bo_get(struct pagoda_vm *vm, struct drm_gem_object *obj)
+{
+	struct pagoda_bo *bo = gem_to_pagoda_bo(obj);
+	struct drm_gpuvm_bo *vm_bo;
+
+	mutex_lock(&bo->gpuva_lock);
+	vm_bo = drm_gpuvm_bo_obtain(&vm->gpuvm, obj);
+	mutex_unlock(&bo->gpuva_lock);
+	if (!IS_ERR(vm_bo))
+		drm_gpuvm_bo_extobj_add(vm_bo);
+	return vm_bo;
+}
+
+/**
+ * pagoda_vm_bo_put - drop a link reference
+ * @vm_bo: the link
+ *
+ * The last one frees the link, which drops its allocation reference: that
+ * may free the allocation, so not under its link lock, nor while a batch
+ * is built.
+ */
+void pagoda_vm_bo_put(struct drm_gpuvm_bo *vm_bo)
 {
 	struct drm_gem_object *obj = vm_bo->obj;
 	struct pagoda_bo *bo = gem_to_pagoda_bo(obj);
@@ -351,6 +377,7 @@ struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev)
 	vm->levels = pgdev->params.mmu_levels;
 	mutex_init(&vm->lock);
 	INIT_LIST_HEAD(&vm->rebind);
+	pagoda_bind_queue_init(vm);
 	pagoda_pt_init(vm);
 	drm_mm_init(&vm->reservations, DRM_PAGODA_VA_START, vm->va_end - DRM_PAGODA_VA_START);
 
@@ -395,6 +422,7 @@ void pagoda_vm_destroy(struct pagoda_vm *vm)
 {
 	struct drm_mm_node *node, *next;
 
+	pagoda_bind_queue_fini(vm);
 	mutex_lock(&vm->pgdev->vm_list_lock);
 	list_del(&vm->link);
 	mutex_unlock(&vm->pgdev->vm_list_lock);
@@ -760,12 +788,9 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 		pagoda_pt_put_spares(vm);
 		return ret;
 	}
-	mutex_lock(&bo->gpuva_lock);
-	op_ctx.vm_bo = drm_gpuvm_bo_obtain(&vm->gpuvm, obj);
-	mutex_unlock(&bo->gpuva_lock);
+	op_ctx.vm_bo = pagoda_vm_bo_get(vm, obj);
 	if (IS_ERR(op_ctx.vm_bo))
 		return PTR_ERR(op_ctx.vm_bo);
-	drm_gpuvm_bo_extobj_add(op_ctx.vm_bo);
 	ret = pagoda_vm_update(bind, &op_ctx, op->va, op->size, obj, op->offset);
 	pagoda_vm_bo_put(op_ctx.vm_bo);
 	return ret;
@@ -810,22 +835,43 @@ static int pagoda_vm_free_reservation(struct pagoda_vm_bind *bind, struct drm_pa
 	return vm->lost ? -EIO : 0;
 }
 
+/* The DRM_PAGODA_VM_* protections of a mapping. */
+static u32 pagoda_vma_prot(struct drm_gpuva *va)
+{
+	u64 pte_flags = to_pagoda_vma(va)->pte_flags;
+
+	return (pte_flags & PAGODA_PTE_READ_ONLY ? DRM_PAGODA_VM_READ_ONLY : 0) |
+	       (pte_flags & PAGODA_PTE_NO_EXECUTE ? DRM_PAGODA_VM_NO_EXECUTE : 0);
+}
+
+/* Unmap what [va, va + size) maps, if anything. */
+static int pagoda_vm_unmap_any(struct pagoda_vm_bind *bind, u64 va, u64 size)
+{
+	if (!size || drm_gpuvm_interval_empty(&bind->vm->gpuvm, va, size))
+		return 0;
+	return pagoda_vm_unmap(bind, va, size);
+}
+
 /*
- * PROTECT: each mapping's part of the range mapped again, same allocation
- * and offset (or zero pages), with the new protections. The parts are
- * listed first: each map changes the tree.
+ * Make [dst, dst + size) map what [src, src + size) maps, page for page:
+ * each mapping's part mapped again at its place from @dst, same allocation
+ * and offset (or zero pages), with the protections @prot names (or, NULL,
+ * its own); with @dst apart from @src, what the source does not map is
+ * unmapped at @dst. The parts are listed first: each map changes the tree.
+ * PROTECT is this at @src; COPY elsewhere.
  */
-static int pagoda_vm_protect(struct pagoda_vm_bind *bind, const struct drm_pagoda_vm_op *op)
+static int pagoda_vm_map_like(struct pagoda_vm_bind *bind, u64 src, u64 size, u64 dst,
+			      const u32 *prot)
 {
 	struct pagoda_vm *vm = bind->vm;
+	u64 end = src + size, covered = src;
 	struct drm_pagoda_vm_op *parts;
 	struct drm_gem_object **objs;
-	u64 end = op->va + op->size;
 	struct drm_gpuva *va;
 	unsigned int n = 0, i;
 	int ret = 0;
 
-	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, op->va, end)
+	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, src, end)
 		n++;
 	parts = kvcalloc(n, sizeof(*parts), GFP_KERNEL);
 	objs = kvcalloc(n, sizeof(*objs), GFP_KERNEL);
@@ -834,11 +880,11 @@ static int pagoda_vm_protect(struct pagoda_vm_bind *bind, const struct drm_pagod
 		goto out;
 	}
 	n = 0;
-	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, op->va, end) {
-		u64 start = max(op->va, va->va.addr);
+	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, src, end) {
+		u64 start = max(src, va->va.addr);
 
 		parts[n].op = DRM_PAGODA_VM_OP_MAP;
-		parts[n].flags = DRM_PAGODA_VM_FIXED | op->flags |
+		parts[n].flags = DRM_PAGODA_VM_FIXED | (prot ? *prot : pagoda_vma_prot(va)) |
 				 (va->gem.obj ? 0 : DRM_PAGODA_VM_ZERO);
 		parts[n].va = start;
 		parts[n].size = min(end, va->va.addr + va->va.range) - start;
@@ -849,8 +895,16 @@ static int pagoda_vm_protect(struct pagoda_vm_bind *bind, const struct drm_pagod
 			drm_gem_object_get(objs[n]);
 		n++;
 	}
-	for (i = 0; i < n && !ret; i++)
-		ret = pagoda_vm_map(bind, &parts[i], objs[i]);
+	for (i = 0; i < n && !ret; i++) {
+		if (dst != src)
+			ret = pagoda_vm_unmap_any(bind, dst + covered - src, parts[i].va - covered);
+		covered = parts[i].va + parts[i].size;
+		parts[i].va += dst - src;
+		if (!ret)
+			ret = pagoda_vm_map(bind, &parts[i], objs[i]);
+	}
+	if (!ret && dst != src)
+		ret = pagoda_vm_unmap_any(bind, dst + covered - src, end - covered);
 	for (i = 0; i < n; i++)
 		if (objs[i])
 			drm_gem_object_put(objs[i]);
@@ -900,7 +954,12 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
 		    !pagoda_vm_range_mapped(vm, op->va, op->size))
 			return -ENOENT;
-		return pagoda_vm_protect(bind, op);
+		return pagoda_vm_map_like(bind, op->va, op->size, op->va, &op->flags);
+	case DRM_PAGODA_VM_OP_COPY:
+		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
+		    !pagoda_vm_find_reservation(vm, op->offset, op->size))
+			return -ENOENT;
+		return pagoda_vm_map_like(bind, op->offset, op->size, op->va, NULL);
 	}
 	return -EINVAL;
 }
@@ -909,6 +968,17 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 static bool pagoda_vm_range_ok(struct pagoda_vm *vm, u64 va, u64 size)
 {
 	return va >= DRM_PAGODA_VA_START && size <= vm->va_end && va <= vm->va_end - size;
+}
+
+/*
+ * COPY's source (@offset) lies in the space apart from its destination,
+ * in the same 64 KiB alignment (a 64 KiB page maps at the same low bits).
+ */
+static bool pagoda_vm_copy_ok(struct pagoda_vm *vm, const struct drm_pagoda_vm_op *op)
+{
+	return pagoda_vm_range_ok(vm, op->offset, op->size) &&
+	       !((op->va ^ op->offset) & (DRM_PAGODA_VA_ALIGN - 1)) &&
+	       (op->offset + op->size <= op->va || op->va + op->size <= op->offset);
 }
 
 /* The checks that need no state of the space. */
@@ -932,6 +1002,7 @@ static int pagoda_vm_check_op(struct pagoda_vm *vm, const struct drm_pagoda_vm_o
 		break;
 	case DRM_PAGODA_VM_OP_FREE:
 	case DRM_PAGODA_VM_OP_UNMAP:
+	case DRM_PAGODA_VM_OP_COPY:
 		allowed = 0;
 		fixed = true;
 		break;
@@ -942,6 +1013,9 @@ static int pagoda_vm_check_op(struct pagoda_vm *vm, const struct drm_pagoda_vm_o
 		return -EINVAL;
 	if (op->op == DRM_PAGODA_VM_OP_MAP && !(op->flags & DRM_PAGODA_VM_ZERO)) {
 		if (!op->handle || !IS_ALIGNED(op->offset, DRM_PAGODA_VA_PAGE))
+			return -EINVAL;
+	} else if (op->op == DRM_PAGODA_VM_OP_COPY) {
+		if (op->handle || !pagoda_vm_copy_ok(vm, op))
 			return -EINVAL;
 	} else if (op->handle || op->offset) {
 		return -EINVAL;
@@ -971,6 +1045,21 @@ static bool pagoda_vm_map_aligned(const struct drm_pagoda_vm_op *op, struct pago
 	return !((op->va ^ op->offset) & mask);
 }
 
+/**
+ * pagoda_vm_put_objs - drop the allocations pagoda_vm_lookup_objs() held
+ * @objs: the array (freed), or NULL
+ * @count: its entries
+ */
+void pagoda_vm_put_objs(struct drm_gem_object **objs, u32 count)
+{
+	u32 i;
+
+	for (i = 0; objs && i < count; i++)
+		if (objs[i])
+			drm_gem_object_put(objs[i]);
+	kvfree(objs);
+}
+
 /* The allocations MAP operations name, looked up before anything runs. */
 static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
 				 const struct drm_pagoda_vm_op *ops, u32 count,
@@ -997,14 +1086,13 @@ static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
 	return 0;
 }
 
-/* Lock the allocations mapped in the range of a PROTECT. */
-static int pagoda_vm_lock_protected(struct pagoda_vm *vm, struct drm_exec *exec,
-				    const struct drm_pagoda_vm_op *op)
+/* Lock the allocations mapped in [start, start + size) (PROTECT, COPY's source). */
+static int pagoda_vm_lock_mapped(struct pagoda_vm *vm, struct drm_exec *exec, u64 start, u64 size)
 {
 	struct drm_gpuva *va;
 	int ret;
 
-	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, op->va, op->va + op->size) {
+	drm_gpuvm_for_each_va_range(va, &vm->gpuvm, start, start + size) {
 		if (!va->gem.obj)
 			continue;
 		ret = drm_exec_lock_obj(exec, va->gem.obj);
@@ -1063,7 +1151,9 @@ static int pagoda_vm_bind_locked(struct pagoda_vm *vm, struct drm_exec *exec,
 		drm_exec_retry_on_contention(exec);
 		for (i = 0; i < count && !ret; i++) {
 			if (ops[i].op == DRM_PAGODA_VM_OP_PROTECT)
-				ret = pagoda_vm_lock_protected(vm, exec, &ops[i]);
+				ret = pagoda_vm_lock_mapped(vm, exec, ops[i].va, ops[i].size);
+			else if (ops[i].op == DRM_PAGODA_VM_OP_COPY)
+				ret = pagoda_vm_lock_mapped(vm, exec, ops[i].offset, ops[i].size);
 			else if (objs[i])
 				ret = drm_exec_lock_obj(exec, objs[i]);
 			drm_exec_retry_on_contention(exec);
@@ -1155,22 +1245,85 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
 }
 
 /**
+ * pagoda_vm_bind_run - run checked operations on a space
+ * @vm: the space
+ * @ops: operations that passed pagoda_vm_lookup_objs(); VAs written back
+ * @objs: the allocations MAP operations name, held
+ * @count: entries of @ops
+ * @done: out: how many ran
+ * @fence: out: the space's last update once they ran (a reference)
+ *
+ * What a VM_BIND call does, and the bind queue's worker for a queued one.
+ *
+ * Return: 0 or a negative errno (what stopped them; -ERESTARTSYS when a
+ * signal came before any ran).
+ */
+int pagoda_vm_bind_run(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
+		       struct drm_gem_object **objs, u32 count, u32 *done, struct dma_fence **fence)
+{
+	struct pagoda_device *pgdev = vm->pgdev;
+	struct drm_exec exec;
+	int ret, idx;
+
+	*done = 0;
+	*fence = NULL;
+	if (!drm_dev_enter(&pgdev->drm, &idx))
+		return -ENODEV;
+	ret = down_read_interruptible(&pgdev->reset_lock);
+	if (ret)
+		goto out_exit;
+	mutex_lock(&vm->lock);
+	/* a transaction a placement ended runs the rest of the batch again */
+	for (vm->place_step = 0; ; vm->place_step++) {
+		ret = pagoda_vm_bind_locked(vm, &exec, ops + *done, objs + *done, count - *done,
+					    done);
+		drm_exec_fini(&exec);
+		if (ret != -EAGAIN)
+			break;
+	}
+	*fence = vm->last_update ? dma_fence_get(vm->last_update) : dma_fence_get_stub();
+	mutex_unlock(&vm->lock);
+	up_read(&pgdev->reset_lock);
+out_exit:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+/*
+ * The checks of a queued VM_BIND beyond those of every call: each
+ * operation names its addresses, and the file's in-syncobjs have fences.
+ */
+static int pagoda_vm_bind_check_queue(struct drm_pagoda_vm_bind *args,
+				      const struct drm_pagoda_vm_op *ops, u32 count)
+{
+	u32 i;
+
+	if (!(args->flags & DRM_PAGODA_VM_BIND_QUEUE))
+		return args->in_count ? -EINVAL : 0;
+	for (i = 0; i < count; i++)
+		if ((ops[i].op == DRM_PAGODA_VM_OP_RESERVE || ops[i].op == DRM_PAGODA_VM_OP_MAP) &&
+		    !(ops[i].flags & DRM_PAGODA_VM_FIXED))
+			return -EINVAL;
+	return 0;
+}
+
+/**
  * pagoda_ioctl_vm_bind - DRM_IOCTL_PAGODA_VM_BIND
  * @drm: the DRM device
  * @data: struct drm_pagoda_vm_bind
  * @file: the caller's file, whose address space changes
  *
  * Return: 0; -EINVAL for a bad argument or operation (nothing runs),
- * -ENOENT for an unknown handle or out-syncobj (nothing runs) or an
- * operation naming a reservation or mapping that is not there, -EEXIST for
- * a reservation over another, -ENOSPC when no free range fits, -ENOMEM,
+ * -ENOENT for an unknown handle or syncobj (nothing runs) or an operation
+ * naming a reservation or mapping that is not there, -EEXIST for a
+ * reservation over another, -ENOSPC when no free range fits, -ENOMEM,
  * -EFAULT, -EINTR (-ERESTARTSYS when nothing ran), -EBUSY and -ETIMEDOUT
  * from moving memory, -EIO once the space's tables were lost, -ENODEV
- * after unplug.
+ * after unplug. A queued call (DRM_PAGODA_VM_BIND_QUEUE) returns the
+ * errors of its checks; those of running its operations go to its fence.
  */
 int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct pagoda_device *pgdev = to_pagoda_device(drm);
 	struct pagoda_file *pfile = file->driver_priv;
 	struct drm_pagoda_vm_bind *args = data;
 	struct pagoda_vm *vm = pfile->vm;
@@ -1178,12 +1331,12 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 	struct drm_pagoda_vm_op *ops;
 	struct drm_gem_object **objs;
 	struct dma_fence *fence;
-	struct drm_exec exec;
-	u32 count = args->count, i, done = 0;
-	int ret, idx;
+	u32 count = args->count, done = 0;
+	int ret;
 
 	args->count = 0;
-	if (!count || count > DRM_PAGODA_VM_BIND_MAX_OPS || args->flags || args->out_sync.flags)
+	if (!count || count > DRM_PAGODA_VM_BIND_MAX_OPS ||
+	    args->flags & ~DRM_PAGODA_VM_BIND_FLAGS || args->out_sync.flags || args->pad)
 		return -EINVAL;
 	ops = kvmalloc_array(count, sizeof(*ops), GFP_KERNEL);
 	objs = kvcalloc(count, sizeof(*objs), GFP_KERNEL);
@@ -1196,6 +1349,8 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 		goto out_free;
 	}
 	ret = pagoda_vm_lookup_objs(file, vm, ops, count, objs);
+	if (!ret)
+		ret = pagoda_vm_bind_check_queue(args, ops, count);
 	if (ret)
 		goto out_free;
 	if (args->out_sync.handle) {
@@ -1215,51 +1370,47 @@ int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *fi
 		}
 	}
 
-	if (!drm_dev_enter(drm, &idx)) {
-		ret = -ENODEV;
+	if (args->flags & DRM_PAGODA_VM_BIND_QUEUE) {
+		/* the queue takes @ops and @objs */
+		ret = pagoda_bind_queue_push(file, vm, args, ops, objs, count, &fence);
+		if (!ret) {
+			ops = NULL;
+			objs = NULL;
+			args->count = count;
+			pagoda_syncobj_signal(file, &args->out_sync, &chain, fence);
+			dma_fence_put(fence);
+		}
 		goto out_free;
 	}
-	ret = down_read_interruptible(&pgdev->reset_lock);
-	if (ret)
-		goto out_exit;
-	mutex_lock(&vm->lock);
-	/* a transaction a placement ended runs the rest of the batch again */
-	for (vm->place_step = 0; ; vm->place_step++) {
-		ret = pagoda_vm_bind_locked(vm, &exec, ops + done, objs + done, count - done,
-					    &done);
-		drm_exec_fini(&exec);
-		if (ret != -EAGAIN)
-			break;
+	/* after the space's queued binds */
+	ret = pagoda_bind_queue_wait_idle(vm);
+	if (ret) {
+		/* interrupted: a restart runs the call as it was */
+		args->count = count;
+		goto out_free;
 	}
-	fence = vm->last_update ? dma_fence_get(vm->last_update) : dma_fence_get_stub();
-	mutex_unlock(&vm->lock);
-	up_read(&pgdev->reset_lock);
-
-	if (args->out_sync.handle)
-		pagoda_syncobj_signal(file, &args->out_sync, &chain, fence);
-	dma_fence_put(fence);
+	ret = pagoda_vm_bind_run(vm, ops, objs, count, &done, &fence);
+	if (fence) {
+		if (args->out_sync.handle)
+			pagoda_syncobj_signal(file, &args->out_sync, &chain, fence);
+		dma_fence_put(fence);
+	}
 	/*
 	 * Interrupted: a restart runs the call again as it was when nothing
 	 * ran; once operations ran it cannot, and returns EINTR with @count.
 	 */
 	if (ret == -ERESTARTSYS && !done) {
 		args->count = count;
-		goto out_exit;
+		goto out_free;
 	}
 	if (ret == -ERESTARTSYS)
 		ret = -EINTR;
 	args->count = done;
 	if (copy_to_user(u64_to_user_ptr(args->ops), ops, done * sizeof(*ops)))
 		ret = ret ?: -EFAULT;
-out_exit:
-	drm_dev_exit(idx);
 out_free:
 	dma_fence_chain_free(chain);
-	if (objs)
-		for (i = 0; i < count; i++)
-			if (objs[i])
-				drm_gem_object_put(objs[i]);
-	kvfree(objs);
+	pagoda_vm_put_objs(objs, count);
 	kvfree(ops);
 	return ret;
 }

@@ -9,7 +9,10 @@
 
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_gpuvm.h>
 #include <drm/drm_mm.h>
@@ -143,6 +146,13 @@ struct pagoda_fault {
  * @last_fault: the last of them (debugfs); written in the fault interrupt
  * @link: in &pagoda_device.vm_list
  * @busy_ns: time each engine spent on the space's work (fdinfo)
+ * @bind_lock: protects @bind_queue and @bind_seqno (pagoda_bind_queue.c);
+ *	a spinlock taken with interrupts off, before the in-fences' locks
+ * @bind_queue: queued binds (struct pagoda_bind_job), oldest first
+ * @bind_work: runs the queued binds whose fences signalled
+ * @bind_idle: woken when a queued bind leaves the queue
+ * @bind_context: the fence context of the queued binds' fences
+ * @bind_seqno: the last queued bind's fence seqno
  */
 struct pagoda_vm {
 	struct drm_gpuvm gpuvm;
@@ -170,6 +180,12 @@ struct pagoda_vm {
 	struct pagoda_fault last_fault;
 	struct list_head link;
 	atomic64_t busy_ns[PAGODA_NUM_ENGINES];
+	spinlock_t bind_lock; /* see @bind_lock above */
+	struct list_head bind_queue;
+	struct work_struct bind_work;
+	wait_queue_head_t bind_idle;
+	u64 bind_context;
+	u64 bind_seqno;
 };
 
 /**
@@ -314,6 +330,22 @@ struct dma_fence_chain;
 int pagoda_syncobj_signal(struct drm_file *file, const struct drm_pagoda_sync *sync,
 			  struct dma_fence_chain **chain, struct dma_fence *fence);
 int pagoda_ioctl_vm_bind(struct drm_device *drm, void *data, struct drm_file *file);
+struct drm_gem_object;
+struct drm_gpuvm_bo;
+struct drm_pagoda_vm_op;
+struct drm_pagoda_vm_bind;
+int pagoda_vm_bind_run(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
+		       struct drm_gem_object **objs, u32 count, u32 *done, struct dma_fence **fence);
+void pagoda_vm_put_objs(struct drm_gem_object **objs, u32 count);
+struct drm_gpuvm_bo *pagoda_vm_bo_get(struct pagoda_vm *vm, struct drm_gem_object *obj);
+void pagoda_vm_bo_put(struct drm_gpuvm_bo *vm_bo);
+void pagoda_bind_queue_init(struct pagoda_vm *vm);
+void pagoda_bind_queue_work(struct work_struct *work);
+int pagoda_bind_queue_push(struct drm_file *file, struct pagoda_vm *vm,
+			   const struct drm_pagoda_vm_bind *args, struct drm_pagoda_vm_op *ops,
+			   struct drm_gem_object **objs, u32 count, struct dma_fence **fence);
+int pagoda_bind_queue_wait_idle(struct pagoda_vm *vm);
+void pagoda_bind_queue_fini(struct pagoda_vm *vm);
 struct seq_file;
 void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm);
 

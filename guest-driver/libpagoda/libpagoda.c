@@ -232,6 +232,22 @@ int pagoda_vm_bind(struct pagoda_dev *dev, struct drm_pagoda_vm_op *ops, uint32_
 	return ret;
 }
 
+int pagoda_vm_bind_queue(struct pagoda_dev *dev, const struct drm_pagoda_vm_op *ops,
+			 uint32_t count, const struct drm_pagoda_sync *in, uint32_t in_count,
+			 uint32_t out_syncobj, uint64_t out_point)
+{
+	struct drm_pagoda_vm_bind args = {
+		.ops = (uintptr_t)ops,
+		.count = count,
+		.flags = DRM_PAGODA_VM_BIND_QUEUE,
+		.out_sync = { .handle = out_syncobj, .point = out_point },
+		.in_syncs = (uintptr_t)in,
+		.in_count = in_count,
+	};
+
+	return pagoda_ioctl(dev, DRM_IOCTL_PAGODA_VM_BIND, &args);
+}
+
 /* One operation, with a binary out syncobj (0: none); *@va as in drm_pagoda_vm_op. */
 static int pagoda_vm_op(struct pagoda_dev *dev, struct drm_pagoda_vm_op *op, uint64_t *va,
 			uint32_t out_syncobj)

@@ -73,6 +73,16 @@ int pagoda_bo_madvise(struct pagoda_dev *dev, uint32_t handle, uint32_t state, i
 int pagoda_vm_bind(struct pagoda_dev *dev, struct drm_pagoda_vm_op *ops, uint32_t count,
 		   uint32_t out_syncobj, uint64_t out_point, uint32_t *done);
 /*
+ * DRM_IOCTL_PAGODA_VM_BIND as a queue operation (DRM_PAGODA_VM_BIND_QUEUE):
+ * the @count operations, all at addresses they name, run after the fences
+ * of the @in_count syncobjs of @in; @out_syncobj (at @out_point) gets the
+ * fence that signals once the GPU sees them, with the error that stopped
+ * them if one did. Returns once they are checked and queued.
+ */
+int pagoda_vm_bind_queue(struct pagoda_dev *dev, const struct drm_pagoda_vm_op *ops,
+			 uint32_t count, const struct drm_pagoda_sync *in, uint32_t in_count,
+			 uint32_t out_syncobj, uint64_t out_point);
+/*
  * One-operation VM_BIND. With DRM_PAGODA_VM_FIXED in @flags, *@va is the
  * base (and @min, @max must be 0); without it the kernel picks a range
  * inside [@min, @max) (@max 0: no limit) and *@va receives its base. Out

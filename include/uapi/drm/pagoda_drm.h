@@ -271,6 +271,7 @@ struct drm_pagoda_gem_madvise {
 #define DRM_PAGODA_VM_OP_MAP		3	/* map an allocation (or zero pages) */
 #define DRM_PAGODA_VM_OP_UNMAP		4	/* unmap [va, va + size) */
 #define DRM_PAGODA_VM_OP_PROTECT	5	/* new protections for [va, va + size) */
+#define DRM_PAGODA_VM_OP_COPY		6	/* [va, va + size) maps what [offset, offset + size) maps */
 
 /* drm_pagoda_vm_op.flags */
 #define DRM_PAGODA_VM_FIXED		(1u << 0)	/* at @va, else the driver picks one in [min_va, max_va] */
@@ -280,7 +281,7 @@ struct drm_pagoda_gem_madvise {
 #define DRM_PAGODA_VM_FLAGS		0xf
 
 /* Most operations one DRM_IOCTL_PAGODA_VM_BIND takes. */
-#define DRM_PAGODA_VM_BIND_MAX_OPS	256
+#define DRM_PAGODA_VM_BIND_MAX_OPS	16384
 
 /**
  * struct drm_pagoda_vm_op - one operation of DRM_IOCTL_PAGODA_VM_BIND
@@ -293,7 +294,7 @@ struct drm_pagoda_gem_madvise {
  * @size: bytes. RESERVE, FREE: a multiple of DRM_PAGODA_VA_ALIGN; MAP,
  *	UNMAP, PROTECT: a multiple of DRM_PAGODA_VA_PAGE
  * @offset: MAP: byte offset in the allocation, DRM_PAGODA_VA_PAGE aligned;
- *	must be 0 otherwise
+ *	COPY: the base of the source range; must be 0 otherwise
  * @min_va: RESERVE and MAP without DRM_PAGODA_VM_FIXED: lowest acceptable
  *	base; must be 0 otherwise
  * @max_va: likewise, the highest acceptable end (exclusive); 0 for no limit
@@ -309,7 +310,12 @@ struct drm_pagoda_gem_madvise {
  * mapped throughout (ENOENT otherwise). PROTECT gives the same range the
  * protections of @flags (DRM_PAGODA_VM_READ_ONLY, DRM_PAGODA_VM_NO_EXECUTE;
  * none: read, write and execute), keeping what each page maps (an
- * allocation's page, or zero pages).
+ * allocation's page, or zero pages). COPY makes [va, va + size) map what
+ * [offset, offset + size) maps, page for page, with the same protections
+ * (an allocation's page, zero pages, or nothing: unmapped), copying no
+ * data (D3D12's CopyTileMappings); each range lies in one reservation
+ * (ENOENT otherwise), they do not overlap and agree in their low 16 bits
+ * (EINVAL otherwise).
  */
 struct drm_pagoda_vm_op {
 	__u32 op;
@@ -335,15 +341,23 @@ struct drm_pagoda_sync {
 	__u64 point;
 };
 
+/* drm_pagoda_vm_bind.flags */
+#define DRM_PAGODA_VM_BIND_QUEUE	(1u << 0)	/* a queue operation: runs later, in order */
+#define DRM_PAGODA_VM_BIND_FLAGS	0x1
+
 /**
  * struct drm_pagoda_vm_bind - argument of DRM_IOCTL_PAGODA_VM_BIND
  * @ops: user pointer to @count struct drm_pagoda_vm_op; their @va are
  *	written back
  * @count: in: operations, 1 .. DRM_PAGODA_VM_BIND_MAX_OPS; out: the
  *	operations done (all of them on success, see below)
- * @flags: must be zero
+ * @flags: DRM_PAGODA_VM_BIND_*
  * @out_sync: a syncobj that receives the fence after which the GPU sees
  *	every change of the operations (handle 0: none)
+ * @in_syncs: user pointer to @in_count struct drm_pagoda_sync whose
+ *	fences the operations wait for (DRM_PAGODA_VM_BIND_QUEUE only)
+ * @in_count: 0 .. DRM_PAGODA_SUBMIT_MAX_SYNCS
+ * @pad: must be zero
  *
  * Operations run in order. Each is checked (flags, alignment, sizes,
  * handles) before any runs: such an error changes nothing. An operation
@@ -353,12 +367,24 @@ struct drm_pagoda_sync {
  * stopped may have changed the first mappings of its range). EIO means the
  * address space can no longer be updated (a page-table update failed part
  * way): its file must be closed.
+ *
+ * With DRM_PAGODA_VM_BIND_QUEUE the call is a queue operation (Vulkan's
+ * vkQueueBindSparse): it checks the operations, which must all name their
+ * addresses (DRM_PAGODA_VM_FIXED, or FREE, UNMAP, PROTECT, COPY), and
+ * returns at once with @count unchanged; they run after every fence of
+ * @in_syncs has signalled and after the space's earlier queue operations,
+ * and the fence @out_sync receives signals when the GPU sees their
+ * changes, with the error that stopped them if one did (the rest did not
+ * run). A VM_BIND without the flag runs after the queued ones.
  */
 struct drm_pagoda_vm_bind {
 	__u64 ops;
 	__u32 count;
 	__u32 flags;
 	struct drm_pagoda_sync out_sync;
+	__u64 in_syncs;
+	__u32 in_count;
+	__u32 pad;
 };
 
 /**
