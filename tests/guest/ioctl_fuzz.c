@@ -715,6 +715,26 @@ static void maps_add(uint64_t va, uint64_t size, int kind, uint32_t prot)
  * what it held (pagoda_vm_protect): a mapping across an edge of the range
  * is split there, its part outside keeping its protections.
  */
+/* [dst, dst + size) maps what [src, src + size) maps, page for page (COPY). */
+static void maps_copy(uint64_t src, uint64_t size, uint64_t dst)
+{
+	static struct range parts[MAX_MAPS];
+	uint64_t end = src + size;
+	unsigned int k, n = 0;
+
+	for (k = 0; k < nmaps; k++) {
+		uint64_t lo = maps[k].va > src ? maps[k].va : src;
+		uint64_t hi = maps[k].va + maps[k].size < end ? maps[k].va + maps[k].size : end;
+
+		if (lo < hi)
+			parts[n++] = (struct range){ lo + dst - src, hi - lo, maps[k].kind,
+						     maps[k].prot };
+	}
+	maps_clear(dst, size);
+	for (k = 0; k < n; k++)
+		maps_add(parts[k].va, parts[k].size, parts[k].kind, parts[k].prot);
+}
+
 static void maps_protect(uint64_t va, uint64_t size, uint32_t prot)
 {
 	uint64_t end = va + size;
@@ -850,6 +870,9 @@ static int vm_op_apply(const struct drm_pagoda_vm_op *op)
 		break;
 	case DRM_PAGODA_VM_OP_UNMAP:
 		maps_clear(op->va, op->size);
+		break;
+	case DRM_PAGODA_VM_OP_COPY:
+		maps_copy(op->offset, op->size, op->va);
 		break;
 	default:
 		maps_protect(op->va, op->size, op->flags);
@@ -1023,7 +1046,7 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 		DRM_PAGODA_VM_OP_RESERVE, DRM_PAGODA_VM_OP_RESERVE, DRM_PAGODA_VM_OP_FREE,
 		DRM_PAGODA_VM_OP_MAP, DRM_PAGODA_VM_OP_MAP, DRM_PAGODA_VM_OP_MAP,
 		DRM_PAGODA_VM_OP_UNMAP, DRM_PAGODA_VM_OP_UNMAP,
-		DRM_PAGODA_VM_OP_PROTECT, DRM_PAGODA_VM_OP_PROTECT,
+		DRM_PAGODA_VM_OP_PROTECT, DRM_PAGODA_VM_OP_PROTECT, DRM_PAGODA_VM_OP_COPY,
 	};
 	const struct range *r = nresv && rnd_below(4) ? &resv[rnd_below(nresv)] : NULL;
 	const struct range *m = nmaps && rnd_below(2) ? &maps[rnd_below(nmaps)] : NULL;
@@ -1092,11 +1115,13 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 	}
 	/* at @va: a place in a reservation (or over one); else a range to pick from */
 	if (op->flags & DRM_PAGODA_VM_FIXED || op->op == DRM_PAGODA_VM_OP_FREE ||
-	    op->op == DRM_PAGODA_VM_OP_UNMAP || op->op == DRM_PAGODA_VM_OP_PROTECT) {
+	    op->op == DRM_PAGODA_VM_OP_UNMAP || op->op == DRM_PAGODA_VM_OP_PROTECT ||
+	    op->op == DRM_PAGODA_VM_OP_COPY) {
 		uint64_t align = op->op == DRM_PAGODA_VM_OP_RESERVE || op->op == DRM_PAGODA_VM_OP_FREE ?
 				 DRM_PAGODA_VA_ALIGN : DRM_PAGODA_VA_PAGE;
 
-		if (m && (op->op == DRM_PAGODA_VM_OP_UNMAP || op->op == DRM_PAGODA_VM_OP_PROTECT)) {
+		if (m && (op->op == DRM_PAGODA_VM_OP_UNMAP || op->op == DRM_PAGODA_VM_OP_PROTECT ||
+			  op->op == DRM_PAGODA_VM_OP_COPY)) {
 			unsigned int last = m - maps;
 
 			/* now and then on over the mappings that follow it without a gap */
@@ -1134,6 +1159,18 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 	}
 	if (op->size > va_end - DRM_PAGODA_VA_START)
 		op->size = DRM_PAGODA_VA_ALIGN;
+	/* COPY: a source in a reservation, at the same low bits, mostly apart */
+	if (op->op == DRM_PAGODA_VM_OP_COPY) {
+		const struct range *src = nresv ? &resv[rnd_below(nresv)] : NULL;
+
+		op->offset = src && src->size >= op->size ?
+			     src->va + DRM_PAGODA_VA_ALIGN *
+				       rnd_below((src->size - op->size) / DRM_PAGODA_VA_ALIGN + 1) +
+				       op->va % DRM_PAGODA_VA_ALIGN :
+			     op->va + (rnd_below(2) ? op->size : 0);
+		op->offset = (op->offset & ~(DRM_PAGODA_VA_ALIGN - 1)) |
+			     (op->va & (DRM_PAGODA_VA_ALIGN - 1));
+	}
 	/* mostly an offset in the VA's 64 KiB alignment, as 64 KiB pages need */
 	if (op->op == DRM_PAGODA_VM_OP_MAP && op->handle && rnd_below(4)) {
 		const uint64_t mask = DRM_PAGODA_VA_ALIGN - 1;
@@ -1211,6 +1248,7 @@ static int vm_op_check(const struct drm_pagoda_vm_op *op)
 		break;
 	case DRM_PAGODA_VM_OP_FREE:
 	case DRM_PAGODA_VM_OP_UNMAP:
+	case DRM_PAGODA_VM_OP_COPY:
 		allowed = 0;
 		fixed = 1;
 		break;
@@ -1221,6 +1259,12 @@ static int vm_op_check(const struct drm_pagoda_vm_op *op)
 		return EINVAL;
 	if (op->op == DRM_PAGODA_VM_OP_MAP && !(op->flags & DRM_PAGODA_VM_ZERO)) {
 		if (!op->handle || op->offset % DRM_PAGODA_VA_PAGE)
+			return EINVAL;
+	} else if (op->op == DRM_PAGODA_VM_OP_COPY) {
+		/* the source: in the space, apart, at the same low 16 bits */
+		if (op->handle || op->offset < DRM_PAGODA_VA_START || op->size > va_end ||
+		    op->offset > va_end - op->size || (op->va ^ op->offset) % DRM_PAGODA_VA_ALIGN ||
+		    (op->offset < op->va + op->size && op->va < op->offset + op->size))
 			return EINVAL;
 	} else if (op->handle || op->offset) {
 		return EINVAL;
@@ -1270,7 +1314,8 @@ static int vm_op_expect(const struct drm_pagoda_vm_op *op, int *room)
 	int fixed = op->flags & DRM_PAGODA_VM_FIXED, k;
 	uint64_t lo, hi;
 
-	*room = op->op == DRM_PAGODA_VM_OP_MAP || op->op == DRM_PAGODA_VM_OP_PROTECT;
+	*room = op->op == DRM_PAGODA_VM_OP_MAP || op->op == DRM_PAGODA_VM_OP_PROTECT ||
+		op->op == DRM_PAGODA_VM_OP_COPY;
 	vm_op_range(op, &lo, &hi);
 	switch (op->op) {
 	case DRM_PAGODA_VM_OP_RESERVE:
@@ -1284,6 +1329,9 @@ static int vm_op_expect(const struct drm_pagoda_vm_op *op, int *room)
 		if (fixed)
 			return resv_find(op->va, op->size) >= 0 ? 0 : ENOENT;
 		return resv_fits(lo, hi, vm_op_resv_size(op)) ? 0 : ENOSPC;
+	case DRM_PAGODA_VM_OP_COPY:	/* each range in one reservation */
+		return resv_find(op->va, op->size) >= 0 && resv_find(op->offset, op->size) >= 0 ?
+		       0 : ENOENT;
 	default:	/* UNMAP, PROTECT: in one reservation, mapped throughout */
 		return resv_find(op->va, op->size) >= 0 && !maps_walk(op->va, op->size, 0, NULL) ?
 		       0 : ENOENT;
@@ -1321,14 +1369,16 @@ static int fuzz_vm_bind(int fd, void *readonly, unsigned long i)
 		rnd_vm_op(&ops[k], sane);
 	args.ops = (uintptr_t)ops;
 	args.count = n;
-	args.flags = rnd_below(16) ? 0 : rnd_value();
+	/* never DRM_PAGODA_VM_BIND_QUEUE alone: queued binds run later (tiles, kfuzz) */
+	args.flags = rnd_below(16) ? 0 : rnd_value() | (1u << (1 + rnd_below(31)));
 	rnd_sync(&args.out_sync, 1);
 	if (!n || n > DRM_PAGODA_VM_BIND_MAX_OPS || args.flags || args.out_sync.flags) {
 		want = EINVAL;
 	} else if (!rnd_below(16)) {
 		args.ops = (uintptr_t)bad_pointer(readonly);
-		/* read-only memory holds operations 0 */
-		want = args.ops == (uintptr_t)readonly ? EINVAL : EFAULT;
+		/* read-only memory holds operations 0, as far as it goes */
+		want = args.ops == (uintptr_t)readonly &&
+		       n * sizeof(ops[0]) <= PAYLOAD_MAX ? EINVAL : EFAULT;
 	} else {
 		want = vm_ops_check(ops, n, &bad);
 		if (!want && args.out_sync.handle && sync_index(args.out_sync.handle) < 0)
@@ -1380,7 +1430,7 @@ static int fuzz_vm_bind(int fd, void *readonly, unsigned long i)
 			return 1;
 		if (got && !expect && room && (got == ENOSPC || got == ENOMEM)) {
 			/* a PROTECT maps its mappings' parts one by one: some may have changed */
-			if (ops[k].op == DRM_PAGODA_VM_OP_PROTECT)
+			if (ops[k].op == DRM_PAGODA_VM_OP_PROTECT || ops[k].op == DRM_PAGODA_VM_OP_COPY)
 				resync = 1;
 			return 1;
 		}
