@@ -95,6 +95,80 @@ int pagoda_vm_map(struct pagoda_dev *dev, uint32_t handle, uint64_t offset, uint
 		  uint32_t flags, uint64_t *va, uint64_t min, uint64_t max, uint32_t out_syncobj);
 int pagoda_vm_unmap(struct pagoda_dev *dev, uint64_t va, uint64_t size, uint32_t out_syncobj);
 
+/*
+ * Sub-allocation (pagoda_suballoc.c): requests smaller than a 64 KiB
+ * segment page packed into shared allocations, "slabs", so that they do
+ * not each take a page of their own. A request goes to the class of the
+ * smallest power of two that holds its size and alignment (256 B .. 32 KiB,
+ * a free list of slabs each); a slab is one allocation of 64 KiB for the
+ * class's first, each further live one twice the last up to 1 MiB, mapped
+ * once by the CPU and once into the GPU space (a VA the kernel picks, read,
+ * write and execute), and it goes when its last entry is freed. A request
+ * larger than the largest class gets an allocation of its own, mapped the
+ * same way. Every entry has the allocation's handle, its own offset in it,
+ * CPU pointer and VA (the slab's VA plus the offset, so aligned like the
+ * offset: docs/driver.md, libpagoda's sub-allocator).
+ *
+ * Not thread-safe. Free an entry only once the GPU is done with it: its
+ * bytes go to the next request at once, and the last free of a slab unmaps
+ * it, which VM_BIND does not order after the jobs of the space.
+ */
+#define PAGODA_SUBALLOC_MIN_ENTRY	256u
+#define PAGODA_SUBALLOC_MAX_ENTRY	(32u * 1024)
+#define PAGODA_SUBALLOC_CLASSES		8	/* 256 B, 512 B, ... 32 KiB */
+#define PAGODA_SUBALLOC_SLAB_MIN	(64u * 1024)
+#define PAGODA_SUBALLOC_SLAB_MAX	(1024u * 1024)
+/* Largest alignment a request may ask: the VA alignment of every slab. */
+#define PAGODA_SUBALLOC_MAX_ALIGN	DRM_PAGODA_VA_ALIGN
+
+struct pagoda_suballoc_slab;
+
+/* One size class: its slabs that have a free entry, and how many it has. */
+struct pagoda_suballoc_class {
+	struct pagoda_suballoc_slab *partial;
+	uint32_t slabs;
+};
+
+struct pagoda_suballoc {
+	struct pagoda_dev *dev;
+	struct pagoda_bo_desc desc;		/* every slab's, but its size */
+	struct pagoda_suballoc_class classes[PAGODA_SUBALLOC_CLASSES];
+	struct pagoda_suballoc_slab **slots;	/* the live slabs, NULL: a free slot */
+	uint32_t nr_slots;
+	uint32_t slabs;				/* allocations held, own ones included */
+	uint64_t serial;			/* the last entry's: tells entries apart */
+};
+
+/* A sub-allocation; the fields after @map are the sub-allocator's. */
+struct pagoda_suballoc_entry {
+	uint32_t handle;	/* the allocation holding it */
+	uint64_t offset;	/* of its first byte in that allocation */
+	uint64_t size;		/* bytes it may use: the request rounded up to its class */
+	uint64_t va;		/* GPU VA of its first byte */
+	void *map;		/* CPU address of its first byte */
+	uint32_t slot;
+	uint64_t serial;
+};
+
+/* Slabs allocated as @desc says (NULL: as pagoda_bo_create()'s defaults); its size must be 0. */
+int pagoda_suballoc_init(struct pagoda_suballoc *sa, struct pagoda_dev *dev,
+			 const struct pagoda_bo_desc *desc);
+/*
+ * @size bytes (not 0) aligned to @align (0, or a power of two up to
+ * PAGODA_SUBALLOC_MAX_ALIGN; else -EINVAL), in @entry.
+ */
+int pagoda_suballoc_alloc(struct pagoda_suballoc *sa, uint64_t size, uint64_t align,
+			  struct pagoda_suballoc_entry *entry);
+/*
+ * Give @entry back and clear it. -EINVAL, changing nothing, when it is not
+ * an entry @sa handed out and still holds (a double free, a copy of a freed
+ * one). When it was its slab's last, the slab goes: an error doing so is
+ * returned, the entry is freed all the same.
+ */
+int pagoda_suballoc_free(struct pagoda_suballoc *sa, struct pagoda_suballoc_entry *entry);
+/* Free every slab, entries still held included; the first error, if any. */
+int pagoda_suballoc_fini(struct pagoda_suballoc *sa);
+
 /* GPU contexts: DRM_IOCTL_PAGODA_CTX_CREATE, _DESTROY and _QUERY. */
 int pagoda_ctx_create(struct pagoda_dev *dev, uint32_t priority, uint32_t *ctx_id);
 int pagoda_ctx_destroy(struct pagoda_dev *dev, uint32_t ctx_id);

@@ -335,30 +335,33 @@ static void split(void)
 	free(model);
 }
 
-/* A process of its own with a context, a command buffer and data. */
+/*
+ * A process of its own with a context, and a command buffer and data of
+ * 4 KiB each: sub-allocations of one 64 KiB allocation, not one each.
+ */
 struct proc {
 	struct pagoda_dev dev;
 	uint32_t ctx;
-	struct pagoda_bo cmd, data;
-	uint64_t cmd_va, data_va;
+	struct pagoda_suballoc sa;
+	struct pagoda_suballoc_entry cmd, data;
 };
 
 static void proc_open(struct proc *p)
 {
+	struct pagoda_bo_desc desc = { .segments = SEG(SYSTEM),
+				       .priority = DRM_PAGODA_PRIORITY_NORMAL };
+
 	check("open", pagoda_open(&p->dev));
 	check("context", pagoda_ctx_create(&p->dev, DRM_PAGODA_PRIORITY_NORMAL, &p->ctx));
-	{
-		struct pagoda_bo_desc desc = { .size = 64 * KIB, .segments = SEG(SYSTEM),
-					       .priority = DRM_PAGODA_PRIORITY_NORMAL };
+	check("sub-allocator", pagoda_suballoc_init(&p->sa, &p->dev, &desc));
+	check("commands", pagoda_suballoc_alloc(&p->sa, 4 * KIB, 0, &p->cmd));
+	check("data", pagoda_suballoc_alloc(&p->sa, 4 * KIB, 0, &p->data));
+}
 
-		check("allocation", pagoda_bo_create(&p->dev, &desc, &p->cmd));
-		check("allocation", pagoda_bo_create(&p->dev, &desc, &p->data));
-	}
-	check("CPU mapping", pagoda_bo_map(&p->dev, &p->cmd));
-	check("CPU mapping", pagoda_bo_map(&p->dev, &p->data));
-	check("map", pagoda_vm_map(&p->dev, p->cmd.handle, 0, p->cmd.size, 0, &p->cmd_va, 0, 0, 0));
-	check("map", pagoda_vm_map(&p->dev, p->data.handle, 0, p->data.size, 0, &p->data_va, 0, 0,
-				   0));
+static void proc_close(struct proc *p)
+{
+	pagoda_suballoc_fini(&p->sa);
+	pagoda_close(&p->dev);
 }
 
 static const char *status(struct proc *p)
@@ -389,15 +392,18 @@ static void fault_and_hang(void)
 	title("a faulting process beside a healthy one");
 	proc_open(&healthy);
 	proc_open(&faulty);
+	printf("each process's commands and data, 4 KiB each: offsets 0x%llx and 0x%llx of %s allocation\n",
+	       (unsigned long long)healthy.cmd.offset, (unsigned long long)healthy.data.offset,
+	       healthy.cmd.handle == healthy.data.handle ? "one" : "not one");
 	pagoda_cmdbuf_init(&cb, faulty.cmd.map, faulty.cmd.size);
 	pagoda_cmd_fill(&cb, 1ull << 40, 4096, 0xbad);
-	ret = run(&faulty.dev, faulty.ctx, faulty.cmd_va, &cb);
+	ret = run(&faulty.dev, faulty.ctx, faulty.cmd.va, &cb);
 	printf("faulting process: its job writes to an unmapped VA: %s; context %s\n",
 	       strerror(-ret), status(&faulty));
 	pagoda_cmdbuf_init(&cb, healthy.cmd.map, healthy.cmd.size);
-	pagoda_cmd_fill(&cb, healthy.data_va, 4096, 0x600d);
+	pagoda_cmd_fill(&cb, healthy.data.va, 4096, 0x600d);
 	for (i = 0; i < 10; i++)
-		ok += !run(&healthy.dev, healthy.ctx, healthy.cmd_va, &cb);
+		ok += !run(&healthy.dev, healthy.ctx, healthy.cmd.va, &cb);
 	printf("healthy process: %u of 10 jobs completed; context %s\n", ok, status(&healthy));
 	if (dbg[0])
 		show_debugfs("faults", "context");
@@ -405,16 +411,16 @@ static void fault_and_hang(void)
 	title("a hang recovered (the scheduler's timeout, 10 s)");
 	proc_open(&hung);
 	pagoda_cmdbuf_init(&cb, hung.cmd.map, hung.cmd.size);
-	pagoda_cmd_jump(&cb, hung.cmd_va, 16);
+	pagoda_cmd_jump(&cb, hung.cmd.va, 16);
 	child = fork();
 	if (child == 0) {
 		/* the hung job: a buffer that jumps to itself */
-		_exit(run(&hung.dev, hung.ctx, hung.cmd_va, &cb) == -ETIMEDOUT ? 0 : 1);
+		_exit(run(&hung.dev, hung.ctx, hung.cmd.va, &cb) == -ETIMEDOUT ? 0 : 1);
 	}
 	usleep(200 * 1000);
 	pagoda_cmdbuf_init(&cb, healthy.cmd.map, healthy.cmd.size);
-	pagoda_cmd_fill(&cb, healthy.data_va, 4096, 0x600d);
-	ret = run(&healthy.dev, healthy.ctx, healthy.cmd_va, &cb);
+	pagoda_cmd_fill(&cb, healthy.data.va, 4096, 0x600d);
+	ret = run(&healthy.dev, healthy.ctx, healthy.cmd.va, &cb);
 	waitpid(child, &wstatus, 0);
 	printf("hung process: its job failed with ETIMEDOUT: %s; context %s\n",
 	       WIFEXITED(wstatus) && !WEXITSTATUS(wstatus) ? "yes" : "no", status(&hung));
@@ -422,9 +428,9 @@ static void fault_and_hang(void)
 	       ret ? strerror(-ret) : "yes", status(&healthy));
 	if (dbg[0])
 		show_debugfs("resets", NULL);
-	pagoda_close(&faulty.dev);
-	pagoda_close(&hung.dev);
-	pagoda_close(&healthy.dev);
+	proc_close(&faulty);
+	proc_close(&hung);
+	proc_close(&healthy);
 }
 
 static void finale(void)
