@@ -101,8 +101,27 @@ static u8 *batch_stage(struct pagoda_paging_batch *batch, u32 bytes)
 		batch->staged = staged;
 		batch->staged_size = size;
 	}
+	batch->staged_last = batch->staged_bytes;
 	cmd = batch->staged + batch->staged_bytes;
 	batch->staged_bytes += bytes;
+	return cmd;
+}
+
+/*
+ * The last staged command if it is a FLUSH_TLB of @header for @context
+ * whose range ends at @va (the flush of the mapping before, which one
+ * flush can cover with this one's), else NULL.
+ */
+static u8 *batch_staged_flush_before(struct pagoda_paging_batch *batch, u32 header, u32 context,
+				     u64 va)
+{
+	u8 *cmd = batch->staged + batch->staged_last;
+
+	if (!batch->staging || !batch->staged_bytes ||
+	    le32_to_cpu(*(__le32 *)cmd) != header || le32_to_cpu(*(__le32 *)(cmd + 4)) != context ||
+	    le64_to_cpu(*(__le64 *)(cmd + 8)) + le64_to_cpu(*(__le64 *)(cmd + 16)) != va ||
+	    !le64_to_cpu(*(__le64 *)(cmd + 16)))
+		return NULL;
 	return cmd;
 }
 
@@ -398,12 +417,19 @@ int pagoda_paging_copy_ptes(struct pagoda_paging_batch *batch, u64 src, u32 src_
 int pagoda_paging_flush_tlb(struct pagoda_paging_batch *batch, u32 context, u64 va, u64 size,
 			    bool all_contexts)
 {
-	u8 *cmd = batch_reserve(batch, 24, 0, NULL, NULL);
+	u32 header = PAGODA_CMD_HEADER(PAGODA_CMD_FLUSH_TLB,
+				       all_contexts ? PAGODA_FLUSH_ALL_CONTEXTS : 0, 6);
+	u8 *cmd = size ? batch_staged_flush_before(batch, header, context, va) : NULL;
 
+	/* the mappings of a staged batch side by side: one flush for them all */
+	if (cmd) {
+		put64(cmd, 16, le64_to_cpu(*(__le64 *)(cmd + 16)) + size);
+		return 0;
+	}
+	cmd = batch_reserve(batch, 24, 0, NULL, NULL);
 	if (IS_ERR(cmd))
 		return PTR_ERR(cmd);
-	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_FLUSH_TLB,
-					all_contexts ? PAGODA_FLUSH_ALL_CONTEXTS : 0, 6));
+	put32(cmd, 0, header);
 	put32(cmd, 4, context);
 	put64(cmd, 8, va);
 	put64(cmd, 16, size);

@@ -22,6 +22,7 @@ struct pagoda_job;
  * @staged: a staged batch's commands, not in a job yet (kvmalloc'ed)
  * @staged_bytes: bytes of @staged in use
  * @staged_size: bytes @staged holds
+ * @staged_last: offset in @staged of the last command
  * @staging: commands go to @staged until pagoda_paging_batch_flush()
  *
  * Used by one thread from pagoda_paging_batch_init() (or _init_staged())
@@ -35,6 +36,7 @@ struct pagoda_paging_batch {
 	u8 *staged;
 	u32 staged_bytes;
 	u32 staged_size;
+	u32 staged_last;
 	bool staging;
 };
 

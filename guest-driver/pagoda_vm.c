@@ -88,12 +88,18 @@ struct pagoda_vm_op_ctx {
  * staged and submitted together when the transaction ends (or before a
  * root resize, which must see them), and the mappings they took out,
  * released only then: until the writes are in the ring, the device may
- * still reach what those mappings named.
+ * still reach what those mappings named. Many operations on one
+ * allocation (the tiles of a pool) place it once and take its link once:
+ * @placed is the last allocation placed (locked for the transaction, it
+ * stays there), @link the last link taken (a reference until the end).
  */
 struct pagoda_vm_bind {
 	struct pagoda_vm *vm;
 	struct pagoda_paging_batch batch;
 	struct list_head released;
+	struct pagoda_vma *spare[PAGODA_VM_PREALLOC];
+	struct pagoda_bo *placed;
+	struct drm_gpuvm_bo *link;
 };
 
 static struct pagoda_vma *to_pagoda_vma(struct drm_gpuva *va)
@@ -742,8 +748,11 @@ static int pagoda_vm_update(struct pagoda_vm_bind *bind, struct pagoda_vm_op_ctx
 	INIT_LIST_HEAD(&op_ctx->released);
 	op_ctx->vm = vm;
 	op_ctx->batch = &bind->batch;
+	/* what the call's earlier operations left unused first */
 	for (i = 0; i < PAGODA_VM_PREALLOC && !ret; i++) {
-		op_ctx->prealloc[i] = kzalloc(sizeof(*op_ctx->prealloc[i]), GFP_KERNEL);
+		op_ctx->prealloc[i] = bind->spare[i] ?:
+				      kzalloc(sizeof(*op_ctx->prealloc[i]), GFP_KERNEL);
+		bind->spare[i] = NULL;
 		if (!op_ctx->prealloc[i])
 			ret = -ENOMEM;
 	}
@@ -759,7 +768,7 @@ static int pagoda_vm_update(struct pagoda_vm_bind *bind, struct pagoda_vm_op_ctx
 	pagoda_pt_put_spares(vm);
 	list_splice_tail(&op_ctx->released, &bind->released);
 	for (i = 0; i < PAGODA_VM_PREALLOC; i++)
-		kfree(op_ctx->prealloc[i]);
+		bind->spare[i] = op_ctx->prealloc[i];
 	return ret;
 }
 
@@ -781,19 +790,26 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 
 	/* placed first: where it is decides which spans get 2 MiB pages */
 	bo = gem_to_pagoda_bo(obj);
-	ret = pagoda_vm_place(vm, bo);
-	if (!ret)
+	ret = bind->placed == bo ? 0 : pagoda_vm_place(vm, bo);
+	if (!ret) {
+		bind->placed = bo;
 		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset);
+	}
 	if (ret) {
 		pagoda_pt_put_spares(vm);
 		return ret;
 	}
-	op_ctx.vm_bo = pagoda_vm_bo_get(vm, obj);
-	if (IS_ERR(op_ctx.vm_bo))
-		return PTR_ERR(op_ctx.vm_bo);
-	ret = pagoda_vm_update(bind, &op_ctx, op->va, op->size, obj, op->offset);
-	pagoda_vm_bo_put(op_ctx.vm_bo);
-	return ret;
+	if (!bind->link || bind->link->obj != obj) {
+		struct drm_gpuvm_bo *link = pagoda_vm_bo_get(vm, obj);
+
+		if (IS_ERR(link))
+			return PTR_ERR(link);
+		if (bind->link)
+			pagoda_vm_bo_put(bind->link);
+		bind->link = link;
+	}
+	op_ctx.vm_bo = bind->link;
+	return pagoda_vm_update(bind, &op_ctx, op->va, op->size, obj, op->offset);
 }
 
 /* Whether [va, va + size) is mapped throughout. */
@@ -1075,7 +1091,13 @@ static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
 			return ret;
 		if (op->op != DRM_PAGODA_VM_OP_MAP || (op->flags & DRM_PAGODA_VM_ZERO))
 			continue;
-		objs[i] = drm_gem_object_lookup(file, op->handle);
+		/* tiles of one pool: the handle of the operation before */
+		if (i && objs[i - 1] && ops[i - 1].handle == op->handle) {
+			objs[i] = objs[i - 1];
+			drm_gem_object_get(objs[i]);
+		} else {
+			objs[i] = drm_gem_object_lookup(file, op->handle);
+		}
 		if (!objs[i])
 			return -ENOENT;
 		if (op->offset > objs[i]->size || op->size > objs[i]->size - op->offset)
@@ -1125,6 +1147,10 @@ static int pagoda_vm_run_ops(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
 	/* what ran is in the tables the CPU keeps: the device gets it too */
 	submitted = pagoda_vm_batch_done(vm, &bind.batch, 0);
 	pagoda_vm_release_vmas(&bind.released);
+	if (bind.link)
+		pagoda_vm_bo_put(bind.link);
+	for (i = 0; i < PAGODA_VM_PREALLOC; i++)
+		kfree(bind.spare[i]);
 	return ret ?: submitted;
 }
 
@@ -1154,7 +1180,7 @@ static int pagoda_vm_bind_locked(struct pagoda_vm *vm, struct drm_exec *exec,
 				ret = pagoda_vm_lock_mapped(vm, exec, ops[i].va, ops[i].size);
 			else if (ops[i].op == DRM_PAGODA_VM_OP_COPY)
 				ret = pagoda_vm_lock_mapped(vm, exec, ops[i].offset, ops[i].size);
-			else if (objs[i])
+			else if (objs[i] && (!i || objs[i] != objs[i - 1]))
 				ret = drm_exec_lock_obj(exec, objs[i]);
 			drm_exec_retry_on_contention(exec);
 		}

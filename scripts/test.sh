@@ -112,7 +112,7 @@ INTX_PROGRAMS="irq irq_delivery pci_reset"
 SUITE_DEVICE=vram-size=64M,hidden-vram-size=64M,host-aperture-size=4M
 # The address-space programs run again on the other page-table layouts:
 # two levels (a resizable root) and 4 KiB segment pages.
-VM_PROGRAMS="vm_render vm_evict vm_share suballoc"
+VM_PROGRAMS="vm_render vm_evict vm_share suballoc tiles"
 VM_DEVICES="mmu-levels=2 segment-page-size=4096"
 # Physical-mode submission runs again on a small device (40 MiB that the
 # render engine reaches physically), where its DMA buffers must split.

@@ -8,6 +8,9 @@
  *    each waited for (the page-table update and TLB flush done);
  *  - binding 1 GiB (one 64 MiB allocation mapped 16 times) in 2 MiB pages
  *    and in 64 KiB pages, and the page tables each takes (debugfs "vms");
+ *  - one VM_BIND of 4096 tile mappings (64 KiB each) with one out-fence,
+ *    in one call and as a queue operation: time per tile against the null
+ *    ioctl, and until the fence signals;
  *  - a no-op job's round trip (submit to syncobj signalled), against the
  *    null ioctl and against the device's own floor, a paging job's round
  *    trip (a bind of one zero page, waited); jobs per second when 512 are
@@ -116,10 +119,11 @@ static double map_unmap_rate(struct pagoda_bo *bo, uint64_t base, uint64_t granu
 	check("unmap", pagoda_vm_unmap(&dev, va, granule, 0));
 	t = now();
 	for (i = 0; i < n; i++) {
+		/* the offset at the VA's low bits, as 64 KiB pages need */
 		uint64_t va = base + (i % 8) * granule;
 
-		check("map", pagoda_vm_map(&dev, bo->handle, 0, granule, DRM_PAGODA_VM_FIXED, &va,
-					   0, 0, 0));
+		check("map", pagoda_vm_map(&dev, bo->handle, (i % 8) * granule, granule,
+					   DRM_PAGODA_VM_FIXED, &va, 0, 0, 0));
 		check("unmap", pagoda_vm_unmap(&dev, va, granule, out_sync));
 		check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
 	}
@@ -205,6 +209,68 @@ static void bench_binds(double null_s)
 	bind_gib(&bo, 0, "2 MiB pages");
 	bind_gib(&bo, 64 * KIB, "64 KiB pages");
 	pagoda_bo_free(&dev, &bo);
+}
+
+#define TILE		(64 * KIB)
+#define TILES		4096u
+#define POOL_TILES	32u
+
+/*
+ * One VM_BIND of TILES tile mappings (64 KiB each, over a pool of
+ * POOL_TILES in VRAM) into a reserved range, with one out-fence: seconds
+ * until the call returned and until the fence signalled (*@fence_s), then
+ * all unmapped in one call. @queued: as a queue operation.
+ */
+static double bind_tiles(struct pagoda_bo *pool, uint64_t base, int queued, double *fence_s)
+{
+	static struct drm_pagoda_vm_op ops[TILES];
+	double t, call;
+	unsigned int i;
+
+	memset(ops, 0, sizeof(ops));
+	for (i = 0; i < TILES; i++) {
+		ops[i].op = DRM_PAGODA_VM_OP_MAP;
+		ops[i].flags = DRM_PAGODA_VM_FIXED;
+		ops[i].handle = pool->handle;
+		ops[i].offset = (uint64_t)(i * 7 % POOL_TILES) * TILE;
+		ops[i].va = base + (uint64_t)i * TILE;
+		ops[i].size = TILE;
+	}
+	t = now();
+	if (queued)
+		check("queued bind", pagoda_vm_bind_queue(&dev, ops, TILES, NULL, 0, out_sync, 0));
+	else
+		check("bind", pagoda_vm_bind(&dev, ops, TILES, out_sync, 0, NULL));
+	call = now() - t;
+	check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
+	*fence_s = now() - t;
+	check("unmap", pagoda_vm_unmap(&dev, base, (uint64_t)TILES * TILE, 0));
+	return call;
+}
+
+/* Tile binds: best of 3 per kind, per tile against the null ioctl. */
+static void bench_tiles(double null_s)
+{
+	uint64_t res = 0;
+	struct pagoda_bo pool;
+	int queued, i;
+
+	create(POOL_TILES * TILE, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM, &pool);
+	check("reserve", pagoda_vm_reserve(&dev, &res, GIB, 0, 0, 0));
+	for (queued = 0; queued < 2; queued++) {
+		double call = 1e9, fence = 1e9, c, f;
+
+		for (i = 0; i < 3; i++) {
+			c = bind_tiles(&pool, res, queued, &f);
+			call = c < call ? c : call;
+			fence = f < fence ? f : fence;
+		}
+		printf("  bind %u tiles of 64 KiB, %-7s %8.2f us per tile (%.1fx a null ioctl); fence after %.1f ms\n",
+		       TILES, queued ? "queued" : "one call", call * 1e6 / TILES,
+		       call / TILES / null_s, fence * 1e3);
+	}
+	check("free", pagoda_vm_free(&dev, res, GIB));
+	pagoda_bo_free(&dev, &pool);
 }
 
 /* 4 KiB reads per second with NVME_DEPTH in flight (Linux AIO), or 0. */
@@ -449,6 +515,7 @@ int main(void)
 	else
 		printf("  (no NVMe controller in this guest: no NVMe baseline)\n");
 	bench_binds(null_s);
+	bench_tiles(null_s);
 	bench_jobs(null_s, &nvme);
 	pagoda_close(&dev);
 	return 0;
