@@ -339,17 +339,32 @@ static void vm_op(struct state *st, const uint64_t *a, struct drm_pagoda_vm_op *
 		op->handle = a[1] < REF_LIMIT ? 0 : op->handle;
 	}
 	op->offset = a[4] < REF_LIMIT ? 0 : ref(NULL, a[4], NULL);
+	/* COPY's source: mostly a VA an earlier call got */
+	if (op->op == DRM_PAGODA_VM_OP_COPY && a[4] < REF_LIMIT)
+		op->offset = ref(&st->va, a[4], NULL);
 	op->min_va = a[5] < REF_LIMIT ? 0 : ref(NULL, a[5], NULL);
 	op->max_va = a[6] < REF_LIMIT ? 0 : ref(NULL, a[6], NULL);
 }
 
-/* Arguments: count | bad pointer << 8, flags, out sync, then 3 x 7 per op. */
+/*
+ * Arguments: count | bad pointer << 8, flags (low 3 bits: 5 a queued
+ * bind, 6 an unknown flag; bit 3: a queued one waits for the in-sync
+ * a1 >> 4), out sync, then 3 x 7 per op.
+ */
 static void do_vm_bind(struct state *st, const uint64_t *a)
 {
+	struct drm_pagoda_sync in = { .handle = ref(&st->sync, a[1] >> 4, NULL) };
 	struct drm_pagoda_vm_op ops[3];
-	struct drm_pagoda_vm_bind b = { .flags = a[1] == 5 ? 1 : 0 };
+	struct drm_pagoda_vm_bind b = {
+		.flags = (a[1] & 7) == 5 ? DRM_PAGODA_VM_BIND_QUEUE : (a[1] & 7) == 6 ? 2 : 0,
+	};
 	unsigned int k, n = a[0] % 3 + 1;
 	void *p;
+
+	if (b.flags == DRM_PAGODA_VM_BIND_QUEUE && a[1] & 8) {
+		b.in_syncs = (uintptr_t)&in;
+		b.in_count = 1;
+	}
 
 	for (k = 0; k < n; k++)
 		vm_op(st, a + 3 + 7 * k, &ops[k]);
@@ -358,7 +373,9 @@ static void do_vm_bind(struct state *st, const uint64_t *a)
 	bad_ptr(a[0] >> 16, ops, &p);
 	b.ops = (uintptr_t)p;
 	b.out_sync.handle = a[2] < REF_LIMIT + 1 ? ref(&st->sync, a[2], NULL) : 0;
-	if (xioctl(K_VM_BIND, st->fd, DRM_IOCTL_PAGODA_VM_BIND, &b) || b.ops != (uintptr_t)ops)
+	/* a queued bind's reservations are known once it ran: none are recorded */
+	if (xioctl(K_VM_BIND, st->fd, DRM_IOCTL_PAGODA_VM_BIND, &b) || b.ops != (uintptr_t)ops ||
+	    b.flags)
 		return;
 	for (k = 0; k < b.count && k < n; k++)
 		if (ops[k].op == DRM_PAGODA_VM_OP_RESERVE || ops[k].op == DRM_PAGODA_VM_OP_MAP)
@@ -877,7 +894,7 @@ static void gen_call_of(struct call *c, int kind)
 		for (k = 0; k < 3; k++) {
 			uint64_t *o = c->a + 3 + 7 * k;
 
-			o[0] = 1 + below(5);
+			o[0] = 1 + below(6);
 			if (o[0] == DRM_PAGODA_VM_OP_MAP)
 				o[0] |= (uint64_t)(below(4) ? 0 : below(16)) << 8;
 			else if (o[0] == DRM_PAGODA_VM_OP_PROTECT)
