@@ -3,7 +3,8 @@
  *
  * Drives a Pagoda GPU in QEMU through qtest and prints the throughput of
  * its data paths (virtual transfers through the GPU MMU with 4 KiB,
- * 64 KiB and scattered 4 KiB pages, virtual and physical fills) and the
+ * 64 KiB and scattered 4 KiB pages, and from 64 KiB tiles over a small
+ * pool in 4 KiB entries and in LEAF64 tables; virtual and physical fills) and the
  * rate of page-table entries written by UPDATE_PAGE_TABLE, each next to
  * the host doing the same work in the same run: the same copies (the
  * scattered one in the same page order), fills with the same 32-bit
@@ -40,6 +41,10 @@
 #define VA_DST_64K  0x400000000ull
 #define VA_SCATTER  0x500000000ull
 #define VA_PTE      0x600000000ull
+#define VA_TILES    0x700000000ull  /* 64 KiB tiles over a pool, 4 KiB entries */
+#define VA_TILES_64K 0x800000000ull /* the same tiles in LEAF64 tables */
+#define TILE        (64 * KiB)
+#define POOL_TILES  32              /* a 2 MiB tile pool at VRAM_SRC */
 #define PTE_SPAN    (1 * GiB)       /* 262144 leaf entries */
 #define PTES        (PTE_SPAN / 4096)
 #define PTE_ROUNDS  64              /* ring entries of PTE_SPAN's entries per timing */
@@ -54,6 +59,9 @@ static const uint64_t sizes[] = {
 
 /* Page i of VA_SCATTER shows VRAM page scatter_order[i]. */
 static uint32_t scatter_order[SIZE / 4096];
+
+/* Tile i of VA_TILES and VA_TILES_64K shows pool tile tile_order[i]. */
+static uint32_t tile_order[SIZE / TILE];
 
 static double now(void)
 {
@@ -87,6 +95,14 @@ static void host_copy_scattered(uint8_t *dst, const uint8_t *src, uint64_t size)
 {
     for (uint64_t i = 0; i < size / 4096; i++) {
         memcpy(dst + i * 4096, src + (uint64_t)scatter_order[i] * 4096, 4096);
+    }
+}
+
+/* The tiled transfer: source tiles in the tiles' pool order. */
+static void host_copy_tiles(uint8_t *dst, const uint8_t *src, uint64_t size)
+{
+    for (uint64_t i = 0; i < size / TILE; i++) {
+        memcpy(dst + i * TILE, src + (uint64_t)tile_order[i] * TILE, TILE);
     }
 }
 
@@ -220,6 +236,8 @@ typedef enum {
     PATH_VTRANSFER_4K,
     PATH_VTRANSFER_64K,
     PATH_VTRANSFER_SCATTERED,
+    PATH_VTRANSFER_TILES,
+    PATH_VTRANSFER_TILES_64K,
     PATH_VFILL_4K,
     PATH_FILL_VRAM,
     NUM_PATHS
@@ -238,6 +256,12 @@ static const struct {
     [PATH_VTRANSFER_SCATTERED] = { "virtual transfer, 4 KiB pages, scattered",
                                    "transfer-scattered", host_copy_scattered,
                                    "copy, same page order" },
+    [PATH_VTRANSFER_TILES] = { "virtual transfer, 64 KiB tiles, 4 KiB entries",
+                               "transfer-tiles", host_copy_tiles,
+                               "copy, same tile order" },
+    [PATH_VTRANSFER_TILES_64K] = { "virtual transfer, 64 KiB tiles, LEAF64",
+                                   "transfer-tiles-64k", host_copy_tiles,
+                                   "copy, same tile order" },
     [PATH_VFILL_4K] = { "virtual fill, 4 KiB pages", "vfill-4k", host_fill32,
                         "32-bit fill" },
     [PATH_FILL_VRAM] = { "physical fill, VRAM", "fill-vram", host_fill32,
@@ -260,6 +284,13 @@ static void path_command(PagodaCmds *c, Path path, uint64_t size, uint64_t i)
     case PATH_VTRANSFER_SCATTERED:
         /* from the start each time, as the host baseline does */
         pagoda_cmd_vtransfer(c, 0, VA_SCATTER, VA_DST + off, size);
+        break;
+    case PATH_VTRANSFER_TILES:
+        /* from the start each time, as the host baseline does */
+        pagoda_cmd_vtransfer(c, 0, VA_TILES, VA_DST + off, size);
+        break;
+    case PATH_VTRANSFER_TILES_64K:
+        pagoda_cmd_vtransfer(c, PAGODA_VIRTUAL_64K, VA_TILES_64K, VA_DST_64K + off, size);
         break;
     case PATH_VFILL_4K:
         pagoda_cmd_vfill(c, 0, VA_DST + off, PATTERN, size);
@@ -331,6 +362,27 @@ static void map_scattered(PagodaVM *vm, uint64_t va, uint64_t vram_base)
     for (uint64_t i = 0; i < pages; i += per_table) {
         pagoda_memwrite(vm->d, pagoda_vm_table(vm, va + i * 4096, 0, false),
                         ptes + i, per_table * sizeof(uint64_t));
+    }
+    g_rand_free(rand);
+}
+
+/*
+ * SIZE bytes of 64 KiB tiles at VA_TILES (16 entries of 4 KiB each) and at
+ * VA_TILES_64K (one LEAF64 entry each), each showing a tile of a pool of
+ * POOL_TILES at @vram_base, in a shuffled order repeated over the pool: a
+ * tiled resource larger than its pool.
+ */
+static void map_tiles(PagodaVM *vm, uint64_t vram_base)
+{
+    GRand *rand = g_rand_new_with_seed(64);
+
+    for (uint64_t i = 0; i < SIZE / TILE; i++) {
+        uint64_t pa;
+
+        tile_order[i] = g_rand_int_range(rand, 0, POOL_TILES);
+        pa = PAGODA_PADDR(PAGODA_SEG_VRAM, vram_base + (uint64_t)tile_order[i] * TILE);
+        pagoda_vm_map(vm, VA_TILES + i * TILE, pa, TILE, 4096, 0);
+        pagoda_vm_map(vm, VA_TILES_64K + i * TILE, pa, TILE, 65536, 0);
     }
     g_rand_free(rand);
 }
@@ -432,6 +484,13 @@ static void row(const char *what, double rate, const char *unit, double base,
            100 * rate / base, base_name, base);
 }
 
+/* Whether @path reads the same source each time (its host baseline too). */
+static bool same_src(Path path)
+{
+    return path == PATH_VTRANSFER_SCATTERED || path == PATH_VTRANSFER_TILES ||
+           path == PATH_VTRANSFER_TILES_64K;
+}
+
 /* Device and host throughput over operation sizes, for the plot. */
 static void sweep(QPagoda *d, const char *file)
 {
@@ -442,8 +501,7 @@ static void sweep(QPagoda *d, const char *file)
     for (int p = 0; p < NUM_PATHS; p++) {
         for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
             double device = device_rate(d, p, sizes[i], NULL);
-            double host = host_rate(paths[p].host, sizes[i],
-                                    p == PATH_VTRANSFER_SCATTERED);
+            double host = host_rate(paths[p].host, sizes[i], same_src(p));
 
             fprintf(f, "%s %" PRIu64 " %.0f %.0f\n", paths[p].key, sizes[i],
                     device, host);
@@ -481,13 +539,14 @@ int main(int argc, char **argv)
     pagoda_vm_map(&vm, VA_DST_64K, PAGODA_PADDR(PAGODA_SEG_VRAM, VRAM_DST), SIZE,
                   65536, 0);
     map_scattered(&vm, VA_SCATTER, VRAM_SRC);
+    map_tiles(&vm, VRAM_SRC);
     populate_vram(&d);
 
     print_machine();
     fixed = fixed_cost(&d);
     for (int p = 0; p < NUM_PATHS; p++) {
         rate[p] = device_rate(&d, p, SIZE, &seconds[p]);
-        host[p] = host_rate(paths[p].host, SIZE, p == PATH_VTRANSFER_SCATTERED);
+        host[p] = host_rate(paths[p].host, SIZE, same_src(p));
     }
     printf("Pagoda device benchmark: %u MiB of work per timed submission in %u MiB "
            "operations, best of %d, TLB flushed before each\n",
@@ -507,8 +566,9 @@ int main(int argc, char **argv)
         longest = MAX(longest, fixed / t);
     }
     printf("  fixed cost: at most %.1f%% of a timed submission\n", 100 * longest);
-    printf("  64 KiB pages vs 4 KiB pages: %.2fx\n",
-           rate[PATH_VTRANSFER_64K] / rate[PATH_VTRANSFER_4K]);
+    printf("  64 KiB pages vs 4 KiB pages: %.2fx; 64 KiB tiles, LEAF64 vs 4 KiB entries: %.2fx\n",
+           rate[PATH_VTRANSFER_64K] / rate[PATH_VTRANSFER_4K],
+           rate[PATH_VTRANSFER_TILES_64K] / rate[PATH_VTRANSFER_TILES]);
     printf("  TLB misses, 2nd pass over %u MiB of 4 KiB pages: %" PRIu64
            " (flush-all-when-full 1024-entry cache: %" PRIu64 " of %u)\n",
            (unsigned)(WORKING_SET / MiB), second_pass_misses(&d),
