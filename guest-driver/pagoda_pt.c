@@ -113,6 +113,30 @@ static u64 pt_pte(u64 paddr, u64 flags)
 			       PAGODA_PTE_VALID | flags);
 }
 
+/* The entry of a parent table pointing to @child. */
+static u64 pt_table_pte(const struct pagoda_pt *child)
+{
+	return pt_pte(child->addr, child->leaf64 ? PAGODA_PTE_LEAF64 : 0);
+}
+
+/* UPDATE_PAGE_TABLE's flag for a write into @pt. */
+static u32 pt_upt_flags(const struct pagoda_pt *pt)
+{
+	return pt->leaf64 ? PAGODA_UPT_LEAF64 : 0;
+}
+
+/* The shift of the page size of leaf table @leaf's entries. */
+static u32 pt_leaf_shift(const struct pagoda_pt *leaf)
+{
+	return leaf->leaf64 ? ilog2(PAGODA_TILE_SIZE) : PAGE_SHIFT;
+}
+
+/* Index of @va's entry in leaf table @leaf. */
+static u32 pt_leaf_index(const struct pagoda_pt *leaf, u64 va)
+{
+	return (va & (LARGE_SIZE - 1)) >> pt_leaf_shift(leaf);
+}
+
 static void pagoda_pt_chunk_free(struct pagoda_pt_chunk *chunk)
 {
 	if (chunk->bo)
@@ -249,6 +273,7 @@ static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
 		list_move(&pt->chunk->link, &vm->pt_chunks);
 	}
 	vm->tables[pt->level]--;
+	vm->leaf64_tables -= pt->leaf64;
 	kvfree(pt->children);
 	kfree(pt);
 }
@@ -281,7 +306,7 @@ static int pagoda_pt_write_invalid(struct pagoda_paging_batch *batch, struct pag
 	u64 invalid = 0;
 
 	return pagoda_paging_update_ptes(batch, pt->level, pt->addr, 0, &invalid,
-					 pt->entries, PAGODA_UPT_REPEAT);
+					 pt->entries, PAGODA_UPT_REPEAT | pt_upt_flags(pt));
 }
 
 /**
@@ -402,12 +427,16 @@ void pagoda_pt_put_spares(struct pagoda_vm *vm)
 	}
 }
 
-/* The tables [va, va + bytes) of one contiguous run (at @paddr) needs. */
-static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 bytes, bool zero)
+/*
+ * The tables [va, va + bytes) of one contiguous run (at @paddr) needs;
+ * @leaf64: LEAF64 leaf tables (a tiled reservation's spans), no 2 MiB page.
+ */
+static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 bytes, bool zero,
+			       bool leaf64)
 {
 	while (bytes) {
 		u64 n = min(bytes, round_down(va, LARGE_SIZE) + LARGE_SIZE - va);
-		bool large = pt_large_ok(vm, va, paddr, bytes, zero);
+		bool large = !leaf64 && pt_large_ok(vm, va, paddr, bytes, zero);
 		struct pagoda_pt *level1, **child;
 		int ret;
 
@@ -416,12 +445,17 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
 			return ret;
 		child = &level1->children[pt_index(vm, va, 1)];
 		if (!large && !*child) {
-			*child = pagoda_pt_alloc(vm, 0, PAGODA_PT_ENTRIES);
+			*child = pagoda_pt_alloc(vm, 0, leaf64 ? PAGODA_PT_LEAF64_ENTRIES :
+								 PAGODA_PT_ENTRIES);
 			if (IS_ERR(*child)) {
 				ret = PTR_ERR(*child);
 				*child = NULL;
 				return ret;
 			}
+			(*child)->leaf64 = leaf64;
+			vm->leaf64_tables += leaf64;
+		} else if (WARN_ON(pt_is_table(*child) && (*child)->leaf64 != leaf64)) {
+			return -EINVAL;
 		} else if (!large && *child == PT_LARGE) {
 			/* the 2 MiB page there is split or rewritten: a table for it */
 			ret = pagoda_pt_add_spare(vm);
@@ -443,6 +477,8 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
  * @bo: the allocation it maps, placed where it will be mapped; NULL for
  *	zero pages
  * @offset: byte offset in @bo of the page at @va
+ * @leaf64: the range is in a tiled reservation: its leaf tables are LEAF64
+ *	ones and it has no 2 MiB page
  *
  * Every level down to the leaf tables of the spans mapped in 4 KiB pages,
  * and spares for the 2 MiB pages it splits or rewrites. New tables are
@@ -452,16 +488,16 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
  * Return: 0 or a negative errno; tables made before a failure stay.
  */
 int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
-			  u64 offset)
+			  u64 offset, bool leaf64)
 {
 	struct pagoda_bo_run run;
 	int ret = 0;
 
 	if (!bo)
-		return pagoda_pt_alloc_run(vm, va, 0, size, true);
+		return pagoda_pt_alloc_run(vm, va, 0, size, true, leaf64);
 	for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
 	     pagoda_bo_run_next(&run)) {
-		ret = pagoda_pt_alloc_run(vm, va, run.paddr, run.bytes, false);
+		ret = pagoda_pt_alloc_run(vm, va, run.paddr, run.bytes, false, leaf64);
 		va += run.bytes;
 	}
 	return ret;
@@ -513,7 +549,7 @@ int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size)
 static int pagoda_pt_link(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
 			  struct pagoda_pt *pt, u32 index, struct pagoda_pt *child)
 {
-	u64 pte = pt_pte(child->addr, 0);
+	u64 pte = pt_table_pte(child);
 	int ret;
 
 	ret = pagoda_pt_write_invalid(batch, child);
@@ -640,7 +676,7 @@ static int pagoda_pt_writer_flush(struct pagoda_pt_writer *w)
 
 	if (w->count)
 		ret = pagoda_paging_update_ptes(w->batch, 0, w->pt->addr, w->start, w->ptes,
-						w->count, 0);
+						w->count, pt_upt_flags(w->pt));
 	w->count = 0;
 	return ret;
 }
@@ -664,16 +700,39 @@ static int pagoda_pt_writer_add(struct pagoda_pt_writer *w, struct pagoda_pt *pt
 	return 0;
 }
 
+/* Whether the span of @va has a LEAF64 leaf table (a tiled reservation's). */
+static bool pagoda_pt_span_leaf64(struct pagoda_vm *vm, u64 va)
+{
+	struct pagoda_pt *pt = vm->root;
+	u32 level;
+
+	for (level = vm->levels - 1; level > 0 && pt_is_table(pt); level--)
+		pt = pt->children[pt_index(vm, va, level)];
+	return pt_is_table(pt) && pt->leaf64;
+}
+
+/*
+ * How many entries of leaf table @leaf, from the one of @va, map the
+ * first of @bytes; 0 (a warning) when less than one of its pages is left.
+ */
+static u32 pt_leaf_count(const struct pagoda_pt *leaf, u64 va, u64 bytes)
+{
+	u32 n = min_t(u64, bytes >> pt_leaf_shift(leaf), leaf->entries - pt_leaf_index(leaf, va));
+
+	WARN_ON(!n);
+	return n;
+}
+
 /* Map [va, va + bytes) to the physically contiguous run at @paddr. */
 static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u64 va,
 			     u64 paddr, u64 bytes, u64 pte_flags)
 {
 	while (bytes) {
 		struct pagoda_pt *leaf;
-		u32 index = pt_index(vm, va, 0), n, i;
+		u32 index, shift, n, i;
 		int ret;
 
-		if (pt_large_ok(vm, va, paddr, bytes, false)) {
+		if (!pagoda_pt_span_leaf64(vm, va) && pt_large_ok(vm, va, paddr, bytes, false)) {
 			ret = pagoda_pt_writer_flush(w);
 			if (!ret)
 				ret = pagoda_pt_set_large(vm, w->batch, va,
@@ -689,9 +748,14 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 		ret = pagoda_pt_leaf(vm, w->batch, va, w->rewrite, &leaf);
 		if (ret)
 			return ret;
-		n = min_t(u64, bytes >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
+		shift = pt_leaf_shift(leaf);
+		index = pt_leaf_index(leaf, va);
+		n = pt_leaf_count(leaf, va, bytes);
+		if (!n)
+			return -EINVAL;
 		if (n >= PAGODA_PT_RUN_MIN) {
-			u32 flags = PAGODA_UPT_REPEAT | PAGODA_UPT_REPEAT_INCREMENT;
+			u32 flags = PAGODA_UPT_REPEAT | PAGODA_UPT_REPEAT_INCREMENT |
+				    pt_upt_flags(leaf);
 			u64 pte = pt_pte(paddr, pte_flags);
 
 			ret = pagoda_pt_writer_flush(w);
@@ -701,16 +765,16 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 		} else {
 			for (i = 0; i < n && !ret; i++)
 				ret = pagoda_pt_writer_add(w, leaf, index + i,
-							   pt_pte(paddr + ((u64)i << PAGE_SHIFT),
+							   pt_pte(paddr + ((u64)i << shift),
 								  pte_flags));
 		}
 		if (ret)
 			return ret;
 		if (!w->rewrite)
 			leaf->used += n;
-		va += (u64)n << PAGE_SHIFT;
-		paddr += (u64)n << PAGE_SHIFT;
-		bytes -= (u64)n << PAGE_SHIFT;
+		va += (u64)n << shift;
+		paddr += (u64)n << shift;
+		bytes -= (u64)n << shift;
 	}
 	return 0;
 }
@@ -724,11 +788,10 @@ static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *
 
 	while (va < end) {
 		struct pagoda_pt *leaf;
-		u32 index = pt_index(vm, va, 0);
-		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
+		u32 n;
 		int ret;
 
-		if (pt_large_ok(vm, va, 0, end - va, true)) {
+		if (!pagoda_pt_span_leaf64(vm, va) && pt_large_ok(vm, va, 0, end - va, true)) {
 			ret = pagoda_pt_set_large(vm, batch, va, pte | PAGODA_PTE_LARGE_PAGE);
 			if (ret)
 				return ret;
@@ -736,14 +799,18 @@ static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *
 			continue;
 		}
 		ret = pagoda_pt_leaf(vm, batch, va, rewrite, &leaf);
-		if (!ret)
-			ret = pagoda_paging_update_ptes(batch, 0, leaf->addr, index, &pte, n,
-							PAGODA_UPT_REPEAT);
+		if (ret)
+			return ret;
+		n = pt_leaf_count(leaf, va, end - va);
+		if (!n)
+			return -EINVAL;
+		ret = pagoda_paging_update_ptes(batch, 0, leaf->addr, pt_leaf_index(leaf, va), &pte,
+						n, PAGODA_UPT_REPEAT | pt_upt_flags(leaf));
 		if (ret)
 			return ret;
 		if (!rewrite)
 			leaf->used += n;
-		va += (u64)n << PAGE_SHIFT;
+		va += (u64)n << pt_leaf_shift(leaf);
 	}
 	return 0;
 }
@@ -885,6 +952,7 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 		u32 index = pt_index(vm, va, 0), level;
 		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
 		struct pagoda_pt *pt = vm->root;
+		u32 shift = PAGE_SHIFT;
 
 		for (level = vm->levels - 1; level > 0 && pt_is_table(pt); level--) {
 			path[level] = pt;
@@ -912,7 +980,12 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 			if (IS_ERR(pt))
 				return PTR_ERR(pt);
 		}
-		if (WARN_ON(!pt_is_table(pt) || pt->fresh || pt->used < n))
+		if (pt_is_table(pt) && pt->leaf64) {
+			shift = pt_leaf_shift(pt);
+			index = pt_leaf_index(pt, va);
+			n = pt_leaf_count(pt, va, end - va);
+		}
+		if (WARN_ON(!pt_is_table(pt) || pt->fresh || pt->used < n || !n))
 			return -EINVAL;
 		if (pt->used == n && !keep) {
 			pt->used = 0;
@@ -920,11 +993,11 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 		} else {
 			pt->used -= n;
 			ret = pagoda_paging_update_ptes(batch, 0, pt->addr, index, &invalid, n,
-							PAGODA_UPT_REPEAT);
+							PAGODA_UPT_REPEAT | pt_upt_flags(pt));
 		}
 		if (ret)
 			return ret;
-		va += (u64)n << PAGE_SHIFT;
+		va += (u64)n << shift;
 	}
 	return pagoda_paging_flush_tlb(batch, 0, start, size, true);
 }
@@ -1077,7 +1150,7 @@ static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
 		if (!pt_is_table(child))
 			continue;
 		if (child->moved && !child->fresh) {
-			u64 pte = pt_pte(child->addr, 0);
+			u64 pte = pt_table_pte(child);
 
 			ret = pagoda_paging_update_ptes(batch, pt->level, pt->addr, i, &pte, 1, 0);
 			if (ret)

@@ -384,6 +384,8 @@ struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev)
 	mutex_init(&vm->lock);
 	INIT_LIST_HEAD(&vm->rebind);
 	pagoda_bind_queue_init(vm);
+	vm->leaf64 = pgdev->params.mmu_caps & PAGODA_MMU_CAPS_64K_LEAF &&
+		     pgdev->segs[PAGODA_SEG_VRAM].page_size == PAGODA_TILE_SIZE;
 	pagoda_pt_init(vm);
 	drm_mm_init(&vm->reservations, DRM_PAGODA_VA_START, vm->va_end - DRM_PAGODA_VA_START);
 
@@ -537,6 +539,31 @@ static bool pagoda_vm_is_lost(struct pagoda_vm *vm)
 	return vm->lost;
 }
 
+/* The reservation holding all of [va, va + size), or NULL. */
+static struct pagoda_va_reservation *
+pagoda_vm_find_reservation(struct pagoda_vm *vm, u64 va, u64 size)
+{
+	struct drm_mm_node *node;
+
+	drm_mm_for_each_node_in_range(node, &vm->reservations, va, va + size) {
+		if (node->start <= va && va + size <= node->start + node->size)
+			return container_of(node, struct pagoda_va_reservation, node);
+		return NULL;
+	}
+	return NULL;
+}
+
+/* Whether [va, va + size) lies in a tiled reservation mapped in LEAF64 tables. */
+static bool pagoda_vm_leaf64(struct pagoda_vm *vm, u64 va, u64 size)
+{
+	struct pagoda_va_reservation *res;
+
+	if (!vm->leaf64)
+		return false;
+	res = pagoda_vm_find_reservation(vm, va, size);
+	return res && res->tiled;
+}
+
 /* Rewrite the mappings of the links validate queued. */
 static int pagoda_vm_rebind(struct pagoda_vm *vm)
 {
@@ -553,7 +580,8 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 
 		drm_gpuvm_bo_for_each_va(va, vm_bo) {
 			ret = pagoda_pt_alloc_range(vm, va->va.addr, va->va.range,
-						    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset);
+						    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset,
+						    pagoda_vm_leaf64(vm, va->va.addr, va->va.range));
 			if (ret) {
 				pagoda_pt_put_spares(vm);
 				return ret;
@@ -665,18 +693,26 @@ static u64 pagoda_vm_extent(struct pagoda_vm *vm)
 	return last->start + last->size;
 }
 
-/* The reservation holding all of [va, va + size), or NULL. */
-static struct pagoda_va_reservation *
-pagoda_vm_find_reservation(struct pagoda_vm *vm, u64 va, u64 size)
-{
-	struct drm_mm_node *node;
 
-	drm_mm_for_each_node_in_range(node, &vm->reservations, va, va + size) {
-		if (node->start <= va && va + size <= node->start + node->size)
-			return container_of(node, struct pagoda_va_reservation, node);
-		return NULL;
-	}
-	return NULL;
+
+/*
+ * An operation in a tiled reservation works in whole tiles (VA, size and
+ * the offset of a MAP or COPY); a MAP's allocation is one whose every
+ * place has 64 KiB pages, when tiles are one LEAF64 entry each.
+ */
+static bool pagoda_vm_tiles_ok(struct pagoda_vm *vm, const struct drm_pagoda_vm_op *op,
+			       struct drm_gem_object *obj)
+{
+	const u64 mask = DRM_PAGODA_VM_TILE - 1;
+	struct pagoda_bo *bo;
+
+	if ((op->va | op->size | op->offset) & mask)
+		return false;
+	if (!obj || !vm->leaf64)
+		return true;
+	bo = gem_to_pagoda_bo(obj);
+	return pagoda_bo_page_size(bo) == PAGODA_TILE_SIZE &&
+	       !(bo->segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM));
 }
 
 /*
@@ -708,6 +744,7 @@ static int pagoda_vm_reserve(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_o
 	res = kzalloc(sizeof(*res), GFP_KERNEL);
 	if (!res)
 		return -ENOMEM;
+	res->tiled = op->flags & DRM_PAGODA_VM_TILED;
 	if (op->flags & DRM_PAGODA_VM_FIXED) {
 		res->node.start = op->va;
 		res->node.size = size;
@@ -716,7 +753,8 @@ static int pagoda_vm_reserve(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_o
 			ret = -EEXIST;
 	} else {
 		ret = drm_mm_insert_node_in_range(&vm->reservations, &res->node, size,
-						  DRM_PAGODA_VA_ALIGN, 0,
+						  res->tiled ? DRM_PAGODA_VM_TILED_ALIGN :
+							       DRM_PAGODA_VA_ALIGN, 0,
 						  max_t(u64, op->min_va, DRM_PAGODA_VA_START),
 						  op->max_va ?: vm->va_end, DRM_MM_INSERT_LOW);
 		op->va = res->node.start;
@@ -784,7 +822,8 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 			   (op->flags & DRM_PAGODA_VM_NO_EXECUTE ? PAGODA_PTE_NO_EXECUTE : 0);
 	if (!obj) {
 		op_ctx.pte_flags |= PAGODA_PTE_ZERO;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0);
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0,
+					    pagoda_vm_leaf64(vm, op->va, op->size));
 		return ret ?: pagoda_vm_update(bind, &op_ctx, op->va, op->size, NULL, 0);
 	}
 
@@ -793,7 +832,8 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 	ret = bind->placed == bo ? 0 : pagoda_vm_place(vm, bo);
 	if (!ret) {
 		bind->placed = bo;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset);
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset,
+					    pagoda_vm_leaf64(vm, op->va, op->size));
 	}
 	if (ret) {
 		pagoda_pt_put_spares(vm);
@@ -935,7 +975,7 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 			    struct drm_gem_object *obj)
 {
 	struct pagoda_vm *vm = bind->vm;
-	struct pagoda_va_reservation *res;
+	struct pagoda_va_reservation *res, *src;
 	int ret;
 
 	switch (op->op) {
@@ -945,8 +985,11 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 		return pagoda_vm_free_reservation(bind, op);
 	case DRM_PAGODA_VM_OP_MAP:
 		if (op->flags & DRM_PAGODA_VM_FIXED) {
-			if (!pagoda_vm_find_reservation(vm, op->va, op->size))
+			res = pagoda_vm_find_reservation(vm, op->va, op->size);
+			if (!res)
 				return -ENOENT;
+			if (res->tiled && !pagoda_vm_tiles_ok(vm, op, obj))
+				return -EINVAL;
 			return pagoda_vm_map(bind, op, obj);
 		}
 		ret = pagoda_vm_reserve(bind, op);
@@ -962,19 +1005,23 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 		}
 		return ret;
 	case DRM_PAGODA_VM_OP_UNMAP:
-		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
-		    !pagoda_vm_range_mapped(vm, op->va, op->size))
-			return -ENOENT;
-		return pagoda_vm_unmap(bind, op->va, op->size);
 	case DRM_PAGODA_VM_OP_PROTECT:
-		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
-		    !pagoda_vm_range_mapped(vm, op->va, op->size))
+		res = pagoda_vm_find_reservation(vm, op->va, op->size);
+		if (!res || !pagoda_vm_range_mapped(vm, op->va, op->size))
 			return -ENOENT;
+		if (res->tiled && !pagoda_vm_tiles_ok(vm, op, NULL))
+			return -EINVAL;
+		if (op->op == DRM_PAGODA_VM_OP_UNMAP)
+			return pagoda_vm_unmap(bind, op->va, op->size);
 		return pagoda_vm_map_like(bind, op->va, op->size, op->va, &op->flags);
 	case DRM_PAGODA_VM_OP_COPY:
-		if (!pagoda_vm_find_reservation(vm, op->va, op->size) ||
-		    !pagoda_vm_find_reservation(vm, op->offset, op->size))
+		res = pagoda_vm_find_reservation(vm, op->va, op->size);
+		src = pagoda_vm_find_reservation(vm, op->offset, op->size);
+		if (!res || !src)
 			return -ENOENT;
+		/* tiles are copied onto tiles, pages onto pages */
+		if (res->tiled != src->tiled || (res->tiled && !pagoda_vm_tiles_ok(vm, op, NULL)))
+			return -EINVAL;
 		return pagoda_vm_map_like(bind, op->offset, op->size, op->va, NULL);
 	}
 	return -EINVAL;
@@ -1007,7 +1054,9 @@ static int pagoda_vm_check_op(struct pagoda_vm *vm, const struct drm_pagoda_vm_o
 
 	switch (op->op) {
 	case DRM_PAGODA_VM_OP_RESERVE:
-		allowed = DRM_PAGODA_VM_FIXED;
+		allowed = DRM_PAGODA_VM_FIXED | DRM_PAGODA_VM_TILED;
+		if (op->flags & DRM_PAGODA_VM_TILED)
+			align = DRM_PAGODA_VM_TILED_ALIGN;
 		break;
 	case DRM_PAGODA_VM_OP_MAP:
 		allowed = DRM_PAGODA_VM_FLAGS;
@@ -1252,6 +1301,7 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
 	seq_puts(m, "  tables");
 	for (l = 0; l < vm->levels; l++)
 		seq_printf(m, " level%u %u", l, vm->tables[l]);
+	seq_printf(m, " leaf64 %u", vm->leaf64_tables);
 	list_for_each_entry(chunk, &vm->pt_chunks, link)
 		per_seg[READ_ONCE(chunk->bo->segment)]++;
 	seq_puts(m, "\n  table chunks");
@@ -1259,7 +1309,9 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
 		seq_printf(m, " %s %u", pagoda_segment_name(l), per_seg[l]);
 	seq_putc(m, '\n');
 	drm_mm_for_each_node(node, &vm->reservations)
-		seq_printf(m, "  reserved 0x%llx-0x%llx\n", node->start, node->start + node->size);
+		seq_printf(m, "  reserved 0x%llx-0x%llx%s\n", node->start, node->start + node->size,
+			   container_of(node, struct pagoda_va_reservation, node)->tiled ?
+			   " tiled" : "");
 	drm_gpuvm_for_each_va(va, &vm->gpuvm)
 		seq_printf(m, "  mapped 0x%llx-0x%llx %s offset 0x%llx%s%s%s\n", va->va.addr,
 			   va->va.addr + va->va.range, pagoda_vma_segment_name(va),

@@ -30,6 +30,9 @@ struct pagoda_paging_batch;
 /* Entries of a table below the root, and its bytes. */
 #define PAGODA_PT_ENTRIES		512
 #define PAGODA_PT_SIZE			SZ_4K
+/* A LEAF64 table: one entry per 64 KiB tile of its 2 MiB span. */
+#define PAGODA_TILE_SIZE		SZ_64K
+#define PAGODA_PT_LEAF64_ENTRIES	(SZ_2M / PAGODA_TILE_SIZE)
 /*
  * Bytes of a space's first page-table allocation (a chunk), and the most a
  * chunk has: each new chunk of a space is twice the one before.
@@ -67,12 +70,13 @@ struct pagoda_pt_chunk {
  * @bo: or its own allocation (a root of more than 512 entries)
  * @addr: its device physical address; changes when its chunk moves, under
  *	the space's reservation
- * @entries: its entries: 512, more for a resizable root
+ * @entries: its entries: 512, more for a resizable root, 32 for a LEAF64 table
  * @index: its table in @chunk
  * @level: 0 for a leaf table
  * @fresh: allocated, its entries not yet written invalid by the device
  *	and its parent entry not yet pointing to it
  * @moved: its chunk moved: its parent entry still names the old place
+ * @leaf64: a LEAF64 leaf table, of 64 KiB pages (a tiled reservation's)
  * @used: valid entries
  * @children: the tables its entries point to (levels above 0), by index;
  *	at level 1 an entry may be a 2 MiB page instead (pagoda_pt.c)
@@ -87,6 +91,7 @@ struct pagoda_pt {
 	u8 level;
 	bool fresh;
 	bool moved;
+	bool leaf64;
 	u32 used;
 	struct pagoda_pt **children;
 	struct list_head spare;
@@ -127,6 +132,7 @@ struct pagoda_fault {
  *	splits or rewrites; freed when it ends
  * @large_ptes: entry of each 2 MiB page, by VA >> 21 (xa_mk_value())
  * @tables: tables in use, per level
+ * @leaf64_tables: LEAF64 tables among the leaf tables
  * @last_update: fence of the last page-table update; jobs of the space
  *	wait for it. Under @lock.
  * @rebind: links (struct pagoda_vm_bo) whose mappings are to be
@@ -140,6 +146,8 @@ struct pagoda_fault {
  * @pt_moved: a chunk of its tables moved or was swapped out since the
  *	tables were last restored: set under the space's reservation (TTM's
  *	move and swap_notify), acted on before the next job or bind
+ * @leaf64: tiled reservations are mapped in LEAF64 tables (the device has
+ *	them and its memory segments have 64 KiB pages)
  * @slot: the device context that runs the space's work, 0 for none;
  *	under &pagoda_device.slot_lock
  * @faults: faults of its jobs so far
@@ -169,12 +177,14 @@ struct pagoda_vm {
 	struct list_head spares;
 	struct xarray large_ptes;
 	u32 tables[PAGODA_MMU_MAX_LEVELS];
+	u32 leaf64_tables;
 	struct dma_fence *last_update;
 	struct list_head rebind;
 	u32 place_step;
 	bool dying;
 	bool lost;
 	bool pt_moved;
+	bool leaf64;
 	u32 slot;
 	u32 faults;
 	struct pagoda_fault last_fault;
@@ -191,9 +201,12 @@ struct pagoda_vm {
 /**
  * struct pagoda_va_reservation - a reserved VA range
  * @node: its range in &pagoda_vm.reservations
+ * @tiled: a tiled resource (DRM_PAGODA_VM_TILED): mapped in whole 64 KiB
+ *	tiles, in LEAF64 tables where &pagoda_vm.leaf64
  */
 struct pagoda_va_reservation {
 	struct drm_mm_node node;
+	bool tiled;
 };
 
 /**
@@ -302,7 +315,7 @@ static inline struct pagoda_vm *to_pagoda_vm(struct drm_gpuvm *gpuvm)
 void pagoda_pt_init(struct pagoda_vm *vm);
 void pagoda_pt_fini(struct pagoda_vm *vm);
 int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
-			  u64 offset);
+			  u64 offset, bool leaf64);
 int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size);
 void pagoda_pt_put_spares(struct pagoda_vm *vm);
 int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,

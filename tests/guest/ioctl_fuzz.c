@@ -164,6 +164,7 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 static uint32_t live[MAX_LIVE];
 static uint64_t live_size[MAX_LIVE];	/* their sizes, as GEM_CREATE reported them */
 static uint32_t live_flags[MAX_LIVE];	/* their DRM_PAGODA_BO_* flags */
+static uint32_t live_segs[MAX_LIVE];	/* the segments they may live in */
 static uint64_t live_page[MAX_LIVE];	/* the page size they are made of */
 static uint64_t segment_page;		/* the memory segments' page size */
 static unsigned int resident[MAX_LIVE];	/* MakeResident counts of live[] */
@@ -270,6 +271,7 @@ static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
 		live_size[nlive] = args.size;
 		live_flags[nlive] = args.flags;
 		live_page[nlive] = page_of(args.segments);
+		live_segs[nlive] = system_for_aperture(args.segments);
 		live[nlive++] = args.handle;
 		return 1;
 	}
@@ -604,7 +606,7 @@ enum { MAP_NOP = 1, MAP_BO, MAP_ZERO };
 
 struct range {
 	uint64_t va, size;
-	int kind;	/* mappings: MAP_* */
+	int kind;	/* mappings: MAP_*; reservations: 1 for a tiled one */
 	uint32_t prot;	/* mappings: DRM_PAGODA_VM_READ_ONLY, DRM_PAGODA_VM_NO_EXECUTE */
 };
 
@@ -638,13 +640,14 @@ static int resv_overlaps(uint64_t va, uint64_t size)
  * search without DRM_PAGODA_VM_FIXED finds. The lowest that fits starts at
  * @lo or where a reservation ends.
  */
-static int resv_fits(uint64_t lo, uint64_t hi, uint64_t size)
+static int resv_fits(uint64_t lo, uint64_t hi, uint64_t size, uint64_t align)
 {
 	unsigned int k;
 	uint64_t start;
 
 	for (k = 0; k <= nresv; k++) {
 		start = k < nresv ? resv[k].va + resv[k].size : lo;
+		start = (start + align - 1) / align * align;
 		if (start < lo || start > hi || hi - start < size)
 			continue;
 		if (!resv_overlaps(start, size))
@@ -653,10 +656,11 @@ static int resv_fits(uint64_t lo, uint64_t hi, uint64_t size)
 	return 0;
 }
 
-static void resv_add(uint64_t va, uint64_t size)
+static void resv_add(uint64_t va, uint64_t size, int tiled)
 {
 	resv[nresv].va = va;
 	resv[nresv].size = size;
+	resv[nresv].kind = tiled;
 	nresv++;
 }
 
@@ -836,6 +840,32 @@ static uint64_t vm_op_resv_size(const struct drm_pagoda_vm_op *op)
 	return (op->size + DRM_PAGODA_VA_ALIGN - 1) & ~(DRM_PAGODA_VA_ALIGN - 1);
 }
 
+/* The alignment of the reservation @op makes without FIXED. */
+static uint64_t vm_op_align(const struct drm_pagoda_vm_op *op)
+{
+	return op->op == DRM_PAGODA_VM_OP_RESERVE && op->flags & DRM_PAGODA_VM_TILED ?
+	       DRM_PAGODA_VM_TILED_ALIGN : DRM_PAGODA_VA_ALIGN;
+}
+
+/*
+ * An operation inside a tiled reservation: whole tiles, and a MAP's
+ * allocation, where tiles are LEAF64 entries (64 KiB segment pages), of
+ * 64 KiB pages and never in system memory (pagoda_vm_tiles_ok()).
+ */
+static int vm_op_tiles_ok(const struct drm_pagoda_vm_op *op)
+{
+	int idx;
+
+	if ((op->va | op->size | op->offset) % DRM_PAGODA_VM_TILE)
+		return 0;
+	if (op->op != DRM_PAGODA_VM_OP_MAP || op->flags & DRM_PAGODA_VM_ZERO ||
+	    segment_page != DRM_PAGODA_VM_TILE)
+		return 1;
+	idx = live_index(op->handle);
+	return idx >= 0 && live_page[idx] == DRM_PAGODA_VM_TILE &&
+	       !(live_segs[idx] & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM));
+}
+
 /*
  * Record what @op did (it ran and succeeded). For RESERVE and MAP without
  * FIXED, the VA the driver chose must be free, aligned and in range;
@@ -849,15 +879,16 @@ static int vm_op_apply(const struct drm_pagoda_vm_op *op)
 	if ((op->op == DRM_PAGODA_VM_OP_RESERVE || op->op == DRM_PAGODA_VM_OP_MAP) &&
 	    !(op->flags & DRM_PAGODA_VM_FIXED)) {
 		vm_op_range(op, &lo, &hi);
-		if (op->va % DRM_PAGODA_VA_ALIGN || op->va < lo || op->va > hi || hi - op->va < size ||
+		if (op->va % vm_op_align(op) || op->va < lo || op->va > hi || hi - op->va < size ||
 		    resv_overlaps(op->va, size))
 			return 0;
-		resv_add(op->va, size);
+		resv_add(op->va, size, op->op == DRM_PAGODA_VM_OP_RESERVE &&
+				       op->flags & DRM_PAGODA_VM_TILED);
 	}
 	switch (op->op) {
 	case DRM_PAGODA_VM_OP_RESERVE:
 		if (op->flags & DRM_PAGODA_VM_FIXED)
-			resv_add(op->va, op->size);
+			resv_add(op->va, op->size, !!(op->flags & DRM_PAGODA_VM_TILED));
 		break;
 	case DRM_PAGODA_VM_OP_FREE:
 		k = resv_find(op->va, op->size);
@@ -951,7 +982,8 @@ static int nop_setup(int fd, unsigned long i)
 	if (nop_intact())
 		return 1;
 	nop_forget();
-	if ((nresv >= RESV_KEEP || !resv_fits(DRM_PAGODA_VA_START, va_end, NOP_SIZE)) &&
+	if ((nresv >= RESV_KEEP ||
+	     !resv_fits(DRM_PAGODA_VA_START, va_end, NOP_SIZE, DRM_PAGODA_VA_ALIGN)) &&
 	    !vm_free_all(fd, i))
 		return 0;
 	if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_GEM_CREATE, &create), i,
@@ -1065,6 +1097,11 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 	case DRM_PAGODA_VM_OP_RESERVE:
 		op->flags = rnd_below(2) ? DRM_PAGODA_VM_FIXED : 0;
 		op->size = rnd_size(DRM_PAGODA_VA_ALIGN);
+		/* now and then a tiled resource, in whole 2 MiB */
+		if (!rnd_below(4)) {
+			op->flags |= DRM_PAGODA_VM_TILED;
+			op->size = DRM_PAGODA_VM_TILED_ALIGN * (1 + rnd_below(8));
+		}
 		break;
 	case DRM_PAGODA_VM_OP_FREE:	/* at @va, without the flag */
 		op->size = r ? r->size : rnd_size(DRM_PAGODA_VA_ALIGN);
@@ -1118,7 +1155,7 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 	    op->op == DRM_PAGODA_VM_OP_UNMAP || op->op == DRM_PAGODA_VM_OP_PROTECT ||
 	    op->op == DRM_PAGODA_VM_OP_COPY) {
 		uint64_t align = op->op == DRM_PAGODA_VM_OP_RESERVE || op->op == DRM_PAGODA_VM_OP_FREE ?
-				 DRM_PAGODA_VA_ALIGN : DRM_PAGODA_VA_PAGE;
+				 vm_op_align(op) : DRM_PAGODA_VA_PAGE;
 
 		if (m && (op->op == DRM_PAGODA_VM_OP_UNMAP || op->op == DRM_PAGODA_VM_OP_PROTECT ||
 			  op->op == DRM_PAGODA_VM_OP_COPY)) {
@@ -1237,7 +1274,9 @@ static int vm_op_check(const struct drm_pagoda_vm_op *op)
 
 	switch (op->op) {
 	case DRM_PAGODA_VM_OP_RESERVE:
-		allowed = DRM_PAGODA_VM_FIXED;
+		allowed = DRM_PAGODA_VM_FIXED | DRM_PAGODA_VM_TILED;
+		if (op->flags & DRM_PAGODA_VM_TILED)
+			align = DRM_PAGODA_VM_TILED_ALIGN;
 		break;
 	case DRM_PAGODA_VM_OP_MAP:
 		allowed = DRM_PAGODA_VM_FLAGS;
@@ -1311,7 +1350,7 @@ static int vm_ops_check(const struct drm_pagoda_vm_op *ops, uint32_t n, uint32_t
  */
 static int vm_op_expect(const struct drm_pagoda_vm_op *op, int *room)
 {
-	int fixed = op->flags & DRM_PAGODA_VM_FIXED, k;
+	int fixed = op->flags & DRM_PAGODA_VM_FIXED, k, src;
 	uint64_t lo, hi;
 
 	*room = op->op == DRM_PAGODA_VM_OP_MAP || op->op == DRM_PAGODA_VM_OP_PROTECT ||
@@ -1321,20 +1360,29 @@ static int vm_op_expect(const struct drm_pagoda_vm_op *op, int *room)
 	case DRM_PAGODA_VM_OP_RESERVE:
 		if (fixed)
 			return resv_overlaps(op->va, op->size) ? EEXIST : 0;
-		return resv_fits(lo, hi, vm_op_resv_size(op)) ? 0 : ENOSPC;
+		return resv_fits(lo, hi, vm_op_resv_size(op), vm_op_align(op)) ? 0 : ENOSPC;
 	case DRM_PAGODA_VM_OP_FREE:
 		k = resv_find(op->va, op->size);
 		return k >= 0 && resv[k].va == op->va && resv[k].size == op->size ? 0 : ENOENT;
 	case DRM_PAGODA_VM_OP_MAP:
-		if (fixed)
-			return resv_find(op->va, op->size) >= 0 ? 0 : ENOENT;
-		return resv_fits(lo, hi, vm_op_resv_size(op)) ? 0 : ENOSPC;
-	case DRM_PAGODA_VM_OP_COPY:	/* each range in one reservation */
-		return resv_find(op->va, op->size) >= 0 && resv_find(op->offset, op->size) >= 0 ?
-		       0 : ENOENT;
+		if (!fixed)
+			return resv_fits(lo, hi, vm_op_resv_size(op), vm_op_align(op)) ? 0 : ENOSPC;
+		k = resv_find(op->va, op->size);
+		if (k < 0)
+			return ENOENT;
+		return resv[k].kind && !vm_op_tiles_ok(op) ? EINVAL : 0;
+	case DRM_PAGODA_VM_OP_COPY:	/* each range in one reservation, tiles onto tiles */
+		k = resv_find(op->va, op->size);
+		src = resv_find(op->offset, op->size);
+		if (k < 0 || src < 0)
+			return ENOENT;
+		return resv[k].kind != resv[src].kind || (resv[k].kind && !vm_op_tiles_ok(op)) ?
+		       EINVAL : 0;
 	default:	/* UNMAP, PROTECT: in one reservation, mapped throughout */
-		return resv_find(op->va, op->size) >= 0 && !maps_walk(op->va, op->size, 0, NULL) ?
-		       0 : ENOENT;
+		k = resv_find(op->va, op->size);
+		if (k < 0 || maps_walk(op->va, op->size, 0, NULL))
+			return ENOENT;
+		return resv[k].kind && !vm_op_tiles_ok(op) ? EINVAL : 0;
 	}
 }
 
@@ -1819,6 +1867,7 @@ static void live_drop(int fd, unsigned int k)
 	live_size[k] = live_size[nlive];
 	live_flags[k] = live_flags[nlive];
 	live_page[k] = live_page[nlive];
+	live_segs[k] = live_segs[nlive];
 	resident[k] = resident[nlive];
 }
 
@@ -1872,6 +1921,7 @@ static int phys_pool(int fd, unsigned long i)
 		live_size[nlive] = create.size;
 		live_flags[nlive] = create.flags;
 		live_page[nlive] = page_of(create.segments);
+		live_segs[nlive] = create.segments;
 		live[nlive++] = create.handle;
 		n++;
 	}

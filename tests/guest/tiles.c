@@ -3,8 +3,10 @@
  * Tiled resources on the real device, as a user-mode driver implementing
  * D3D12's tiled resources or Vulkan's sparse binding would use them:
  *
- * - a reserved range of 1 GiB of 64 KiB tiles backed by two small tile
- *   pools (one in VRAM, one in system memory); a window of tiles moves
+ * - a tiled reservation (DRM_PAGODA_VM_TILED) of 1 GiB of 64 KiB tiles
+ *   backed by two small tile pools (one in VRAM, one in hidden VRAM); on a
+ *   device of 64 KiB segment pages its tiles are one LEAF64 entry each
+ *   (debugfs "vms" counts LEAF64 tables); a window of tiles moves
  *   across it, each step one VM_BIND that unmaps the tiles it leaves,
  *   maps the tiles it enters to pool pages (several tiles may share one)
  *   or to NULL tiles, remaps some, and copies the mappings of a run of
@@ -17,10 +19,13 @@
  *   GPU job reading through it wait, and run once the CPU lets the first
  *   job go;
  * - bad batches (overlapping COPY, a tile past its pool, a VA out of the
- *   64 KiB alignment of its page (with 64 KiB segment pages), a queued
+ *   64 KiB alignment of its page (with 64 KiB segment pages), a part of a
+ *   tile, an allocation allowed in system memory (LEAF64 tiles), a queued
  *   MAP whose VA the driver would
  *   choose, an unknown in-syncobj) change nothing; a queued bind that
  *   fails against the space's state reports it through its fence;
+ * - the pools evicted: the next job brings them back and rewrites their
+ *   tiles' entries, and reads right;
  * - one VM_BIND of 4096 tile mappings, every tile then read by the GPU.
  */
 #include <libpagoda.h>
@@ -51,7 +56,7 @@ static struct pagoda_dev dev;
 static uint32_t ctx;
 static uint64_t range;				/* VA of tile 0 */
 static struct tile model[RANGE_TILES];
-static struct pt_buf pools[POOLS], cmd, results, sem;
+static struct pt_buf pools[POOLS], sys, cmd, results, sem;
 static uint8_t pool_model[POOLS][POOL_TILES * TILE];
 static uint32_t rng = 0x7115eedu;
 static uint64_t segment_page;			/* the memory segments' page size */
@@ -341,6 +346,21 @@ static void test_bad_batches(void)
 	ops[1].flags = 0;			/* the driver would choose the VA */
 	expect_refused("a queued MAP without a VA", ops, 2, 1, 0, -EINVAL);
 	expect_refused("an unknown in-syncobj", ops, 1, 1, 0xdead, -ENOENT);
+	/* against the tiled reservation: the batch stops there, 0 done */
+	ops[1].flags = DRM_PAGODA_VM_FIXED;
+	ops[1].size = 4 * KIB;
+	expect_refused("a MAP of part of a tile", &ops[1], 1, 0, 0, -EINVAL);
+	ops[1].op = DRM_PAGODA_VM_OP_UNMAP;
+	ops[1].flags = 0;
+	ops[1].handle = 0;
+	expect_refused("an UNMAP of part of a tile", &ops[1], 1, 0, 0, -EINVAL);
+	if (segment_page == TILE) {
+		ops[1] = ops[0];
+		ops[1].flags = DRM_PAGODA_VM_FIXED;
+		ops[1].handle = sys.bo.handle;
+		expect_refused("an allocation allowed in system memory", &ops[1], 1, 0, 0,
+			       -EINVAL);
+	}
 	run_window("after the bad batches", w, WINDOW, ROUNDS);
 
 	/* a queued COPY from outside any reservation: its fence says so */
@@ -360,6 +380,54 @@ static void test_bad_batches(void)
 	pagoda_syncobj_destroy(&dev, bound);
 	run_window("after the failed queued bind", w, WINDOW, ROUNDS + 1);
 	free(b);
+}
+
+/* With 64 KiB segment pages the window's spans are LEAF64 tables (debugfs "vms"). */
+static void check_leaf64(void)
+{
+	char dir[PT_PATH_MAX], path[PT_PATH_MAX + 8];
+	long long n;
+
+	if (!pt_debugfs_dir(dir, sizeof(dir))) {
+		printf("LEAF64 tables: no debugfs, not checked\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/vms", dir);
+	n = pt_debugfs_value(path, "  tables", "leaf64 ");
+	if (segment_page == TILE)
+		pt_check(n >= (long long)(WINDOW * TILE / DRM_PAGODA_VM_TILED_ALIGN),
+			 "the window's spans are LEAF64 tables (%lld)", n);
+	else
+		pt_check(n == 0, "4 KiB segment pages: no LEAF64 table (%lld)", n);
+}
+
+/*
+ * Both pools evicted (debugfs "evict" of VRAM and hidden VRAM): the next
+ * job brings them back and rewrites their tiles' entries first.
+ */
+static void test_evicted(void)
+{
+	char dir[PT_PATH_MAX], path[PT_PATH_MAX + 8];
+	const char *segs[] = { "1", "2" };
+	unsigned int i;
+	FILE *f;
+
+	if (!pt_debugfs_dir(dir, sizeof(dir))) {
+		printf("pools evicted: no debugfs, not checked\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/evict", dir);
+	for (i = 0; i < 2; i++) {
+		int ok = 0;
+
+		f = fopen(path, "w");
+		if (f) {
+			ok = fputs(segs[i], f) >= 0;
+			ok = !fclose(f) && ok;
+		}
+		pt_check(ok, "debugfs: evict segment %s", segs[i]);
+	}
+	run_window("after the pools were evicted", (ROUNDS - 1) * STEP, WINDOW, ROUNDS + 3);
 }
 
 /* One VM_BIND of BIG_BATCH tile mappings, every tile then read by the GPU. */
@@ -391,7 +459,10 @@ static int setup(void)
 	if (!ret)
 		ret = pt_buf_create(&dev, &pools[0], POOL_TILES * TILE, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
-		ret = pt_buf_create(&dev, &pools[1], POOL_TILES * TILE, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+		ret = pt_buf_create(&dev, &pools[1], POOL_TILES * TILE, DRM_PAGODA_SEGMENT_VRAM_HIDDEN,
+				    0);
+	if (!ret)
+		ret = pt_buf_create(&dev, &sys, POOL_TILES * TILE, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
 		ret = pt_buf_create(&dev, &cmd, 256 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
@@ -399,8 +470,9 @@ static int setup(void)
 	if (!ret)
 		ret = pt_buf_create(&dev, &sem, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
-		ret = pagoda_vm_reserve(&dev, &range, size, 0, 0, 0);
-	if (!pt_check(!ret, "a 1 GiB range of tiles reserved at 0x%llx, two pools of %u tiles (%s)",
+		ret = pagoda_vm_reserve(&dev, &range, size, DRM_PAGODA_VM_TILED, 0, 0);
+	if (!pt_check(!ret && range % DRM_PAGODA_VM_TILED_ALIGN == 0,
+		      "a tiled range of 1 GiB reserved at 0x%llx, two pools of %u tiles (%s)",
 		      (unsigned long long)range, POOL_TILES, strerror(-ret)))
 		return -1;
 	memset(sem.bo.map, 0, sem.bo.size);
@@ -426,6 +498,8 @@ int main(void)
 		else
 			step_sync(round);
 	}
+	check_leaf64();
+	test_evicted();
 	test_bad_batches();
 	test_big_batch();
 	ret = pagoda_vm_free(&dev, range, (uint64_t)RANGE_TILES * TILE);

@@ -278,7 +278,11 @@ struct drm_pagoda_gem_madvise {
 #define DRM_PAGODA_VM_READ_ONLY		(1u << 1)	/* MAP, PROTECT: GPU writes fault */
 #define DRM_PAGODA_VM_NO_EXECUTE	(1u << 2)	/* MAP, PROTECT: not fetched as commands */
 #define DRM_PAGODA_VM_ZERO		(1u << 3)	/* MAP: no allocation; reads zero, writes dropped */
-#define DRM_PAGODA_VM_FLAGS		0xf
+#define DRM_PAGODA_VM_FLAGS		0xf		/* those a MAP takes */
+#define DRM_PAGODA_VM_TILED		(1u << 4)	/* RESERVE: a tiled resource of 64 KiB tiles */
+/* A tiled reservation's alignment (VA and size), and its tiles'. */
+#define DRM_PAGODA_VM_TILED_ALIGN	0x200000ull
+#define DRM_PAGODA_VM_TILE		0x10000ull
 
 /* Most operations one DRM_IOCTL_PAGODA_VM_BIND takes. */
 #define DRM_PAGODA_VM_BIND_MAX_OPS	16384
@@ -300,7 +304,13 @@ struct drm_pagoda_gem_madvise {
  * @max_va: likewise, the highest acceptable end (exclusive); 0 for no limit
  *
  * RESERVE takes [va, va + size) for the file's mappings: EEXIST when it
- * overlaps another reservation. FREE takes a whole reservation back
+ * overlaps another reservation. With DRM_PAGODA_VM_TILED it is a tiled
+ * resource, its VA and size DRM_PAGODA_VM_TILED_ALIGN aligned: every
+ * MAP, UNMAP, PROTECT and COPY inside it works in whole 64 KiB tiles (VA,
+ * size and offset DRM_PAGODA_VM_TILE aligned), and on a device of 64 KiB
+ * segment pages a MAP there names an allocation that may only live in
+ * VRAM or hidden VRAM (its tiles are then one page-table entry each);
+ * EINVAL otherwise. FREE takes a whole reservation back
  * (ENOENT if @va, @size is not one) and unmaps what it holds. MAP with
  * DRM_PAGODA_VM_FIXED maps inside one reservation (ENOENT otherwise),
  * replacing what was mapped there; without it the driver reserves a
