@@ -40,8 +40,13 @@
  * entries, is written invalid again when reused.
  *
  * 64 KiB pages of the model are written as 16 consecutive 4 KiB entries
- * (one UPT_REPEAT_INCREMENT command); the device's LEAF64 tables are not
- * used. A 2 MiB span of VA that one mapping covers with 2 MiB of a memory
+ * (one UPT_REPEAT_INCREMENT command), except in a tiled reservation
+ * (DRM_PAGODA_VM_TILED) on a device of 64 KiB segment pages: its spans
+ * have the device's LEAF64 leaf tables (32 entries, one per 64 KiB tile;
+ * PTE_LEAF64 on the level-1 entry, UPT_LEAF64 on every write to them) and
+ * never a 2 MiB page. What such a span maps is whole tiles of 64 KiB
+ * pages only (pagoda_vm.c checks it), so its table never changes layout.
+ * A 2 MiB span of VA that one mapping covers with 2 MiB of a memory
  * segment, contiguous and 2 MiB aligned (or with zero pages), is one
  * LARGE_PAGE entry of its level-1 table and has no leaf table; system
  * memory is mapped in 4 KiB pages. Splitting such a page (unmapping part
