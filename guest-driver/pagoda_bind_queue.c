@@ -57,7 +57,7 @@
  */
 struct pagoda_bind_fence {
 	struct dma_fence base;
-	spinlock_t lock;
+	spinlock_t lock; /* the fence's own, nothing else */
 };
 
 /* A callback on an in-fence of a bind. */

@@ -579,9 +579,11 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 		struct drm_gpuva *va;
 
 		drm_gpuvm_bo_for_each_va(va, vm_bo) {
+			bool leaf64 = pagoda_vm_leaf64(vm, va->va.addr, va->va.range);
+
 			ret = pagoda_pt_alloc_range(vm, va->va.addr, va->va.range,
 						    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset,
-						    pagoda_vm_leaf64(vm, va->va.addr, va->va.range));
+						    leaf64);
 			if (ret) {
 				pagoda_pt_put_spares(vm);
 				return ret;
@@ -692,8 +694,6 @@ static u64 pagoda_vm_extent(struct pagoda_vm *vm)
 	last = list_last_entry(drm_mm_nodes(&vm->reservations), struct drm_mm_node, node_list);
 	return last->start + last->size;
 }
-
-
 
 /*
  * An operation in a tiled reservation works in whole tiles (VA, size and

@@ -348,7 +348,8 @@ struct drm_gpuvm_bo;
 struct drm_pagoda_vm_op;
 struct drm_pagoda_vm_bind;
 int pagoda_vm_bind_run(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
-		       struct drm_gem_object **objs, u32 count, u32 *done, struct dma_fence **fence);
+		       struct drm_gem_object **objs, u32 count, u32 *done,
+		       struct dma_fence **fence);
 void pagoda_vm_put_objs(struct drm_gem_object **objs, u32 count);
 struct drm_gpuvm_bo *pagoda_vm_bo_get(struct pagoda_vm *vm, struct drm_gem_object *obj);
 void pagoda_vm_bo_put(struct drm_gpuvm_bo *vm_bo);
