@@ -97,7 +97,7 @@ void pagoda_queue_fault(PagodaState *s, const PagodaFaultRecord *r)
  */
 void pagoda_fault(PagodaState *s, const PagodaEngine *eng, const PagodaFault *f)
 {
-    uint32_t ctx = eng->entry.context;
+    uint32_t ctx = eng->cur.entry.context;
 
     trace_pagoda_fault(eng->id, ctx, f->code, f->va, f->level, f->access);
     if (ctx < PAGODA_NUM_CONTEXTS) {
@@ -110,7 +110,7 @@ void pagoda_fault(PagodaState *s, const PagodaEngine *eng, const PagodaFault *f)
         .access = f->access,
         .code = f->code,
         .va = f->va,
-        .fence = eng->entry.fence,
+        .fence = eng->cur.entry.fence,
         .flags = (f->access == PAGODA_ACCESS_WRITE ? PAGODA_FAULT_FLAG_WRITE : 0) |
                  (f->code == PAGODA_FAULT_BAD_RING_ENTRY ?
                   PAGODA_FAULT_FLAG_FENCE_INVALID : 0) |

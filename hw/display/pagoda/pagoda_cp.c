@@ -31,12 +31,20 @@
 
 static bool engine_idle(PagodaEngine *eng)
 {
-    return !eng->active && eng->head == eng->kicked_tail;
+    return !eng->cur.active && eng->head == eng->kicked_tail;
 }
 
 void pagoda_cp_kick(PagodaState *s)
 {
     qemu_bh_schedule(s->cp_bh);
+}
+
+/* The page lists of a TRANSFER go with it. */
+void pagoda_cursor_drop_lists(PagodaCursor *cur)
+{
+    g_clear_pointer(&cur->src_list, g_free);
+    g_clear_pointer(&cur->dst_list, g_free);
+    cur->src_npages = cur->dst_npages = 0;
 }
 
 /* ---- Ring entries -------------------------------------------------------- */
@@ -63,7 +71,7 @@ static void write_status(PagodaState *s, PagodaEngine *eng, uint32_t status)
                   (uint64_t)eng->head * PAGODA_RING_ENTRY_SIZE;
     uint32_t le = cpu_to_le32(status);
 
-    if (eng->entry.flags & PAGODA_RING_FLAG_STATUS &&
+    if (eng->cur.entry.flags & PAGODA_RING_FLAG_STATUS &&
         pagoda_mem_write(s, at, &le, sizeof(le))) {
         qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: status of ring "
                       "entry %u not written\n", eng->id, eng->head);
@@ -76,19 +84,18 @@ static void write_status(PagodaState *s, PagodaEngine *eng, uint32_t status)
  */
 static void retire(PagodaState *s, PagodaEngine *eng, uint32_t status)
 {
-    trace_pagoda_retire(eng->id, eng->head, eng->entry.fence);
+    trace_pagoda_retire(eng->id, eng->head, eng->cur.entry.fence);
     if (status) {
         write_status(s, eng, status);
-        eng->fence = eng->entry.fence;
+        eng->fence = eng->cur.entry.fence;
         write_back_fence(s, eng);
     }
     eng->head = (eng->head + 1) & (eng->ring_size - 1);
-    eng->active = false;
-    eng->cmd_active = false;
-    eng->waiting = false;
-    g_clear_pointer(&eng->src_list, g_free);
-    g_clear_pointer(&eng->dst_list, g_free);
-    if (eng->entry.flags & PAGODA_RING_FLAG_INTERRUPT) {
+    eng->cur.active = false;
+    eng->cur.cmd_active = false;
+    eng->cur.waiting = false;
+    pagoda_cursor_drop_lists(&eng->cur);
+    if (eng->cur.entry.flags & PAGODA_RING_FLAG_INTERRUPT) {
         pagoda_raise_irq(s, PAGODA_INT_ENGINE(eng->id));
     }
 }
@@ -122,7 +129,7 @@ static bool fetch_entry(PagodaState *s, PagodaEngine *eng)
 {
     uint8_t raw[PAGODA_RING_ENTRY_SIZE];
     uint64_t at = eng->ring_base + (uint64_t)eng->head * PAGODA_RING_ENTRY_SIZE;
-    PagodaRingEntry *e = &eng->entry;
+    PagodaRingEntry *e = &eng->cur.entry;
     PagodaFault f = { .level = 0xff, .va = at, .access = PAGODA_ACCESS_READ };
     const char *why = NULL;
 
@@ -149,18 +156,18 @@ static bool fetch_entry(PagodaState *s, PagodaEngine *eng)
         retire(s, eng, 0);
         return false;
     }
-    eng->active = true;
-    eng->pos = e->addr;
-    eng->end = e->addr + e->length;
-    eng->depth = 0;
-    eng->cmd_active = false;
+    eng->cur.active = true;
+    eng->cur.pos = e->addr;
+    eng->cur.end = e->addr + e->length;
+    eng->cur.depth = 0;
+    eng->cur.cmd_active = false;
     return true;
 }
 
 /* ---- Commands ------------------------------------------------------------ */
 
 /*
- * Dwords of a command copied into eng->cmd: all of them, except the
+ * Dwords of a command copied into eng->cur.cmd: all of them, except the
  * entries of an UPDATE_PAGE_TABLE, which are data that the command copies
  * from the buffer to the table itself (once).
  */
@@ -178,7 +185,7 @@ static uint32_t cmd_fetch_dwords(uint32_t header)
 PagodaSpan pagoda_entry_span(PagodaEngine *eng, uint64_t addr)
 {
     return (PagodaSpan) {
-        .ctx = eng->entry.flags & PAGODA_RING_FLAG_VIRTUAL ? eng->entry.context : -1,
+        .ctx = eng->cur.entry.flags & PAGODA_RING_FLAG_VIRTUAL ? eng->cur.entry.context : -1,
         .addr = addr,
     };
 }
@@ -188,26 +195,26 @@ static PagodaCmdResult bad_command(PagodaEngine *eng, PagodaFault *f,
 {
     qemu_log_mask(LOG_GUEST_ERROR,
                   "pagoda: engine %u, command 0x%02x at 0x%" PRIx64 ": %s\n",
-                  eng->id, PAGODA_CMD_OP(eng->cmd[0]), eng->cmd_addr, why);
+                  eng->id, PAGODA_CMD_OP(eng->cur.cmd[0]), eng->cur.cmd_addr, why);
     f->code = PAGODA_FAULT_BAD_COMMAND;
     f->level = 0xff;
-    f->va = eng->cmd_addr;
+    f->va = eng->cur.cmd_addr;
     f->access = PAGODA_ACCESS_EXECUTE;
     return PAGODA_CMD_FAULT;
 }
 
 static uint64_t cmd_u64(PagodaEngine *eng, unsigned byte)
 {
-    return ldq_le_p((uint8_t *)eng->cmd + byte);
+    return ldq_le_p((uint8_t *)eng->cur.cmd + byte);
 }
 
 static uint32_t cmd_u32(PagodaEngine *eng, unsigned byte)
 {
-    return ldl_le_p((uint8_t *)eng->cmd + byte);
+    return ldl_le_p((uint8_t *)eng->cur.cmd + byte);
 }
 
 /*
- * Fetch the command at eng->pos into eng->cmd, each byte read once: a
+ * Fetch the command at eng->cur.pos into eng->cur.cmd, each byte read once: a
  * first read takes the header with what follows it in the same 4 KiB
  * page, up to FETCH_FIRST bytes (most commands whole); the rest of a
  * longer command follows in a second read.
@@ -217,48 +224,47 @@ static uint32_t cmd_u32(PagodaEngine *eng, unsigned byte)
 static PagodaCmdResult fetch_command(PagodaState *s, PagodaEngine *eng,
                                      PagodaFault *f)
 {
-    PagodaSpan sp = pagoda_entry_span(eng, eng->pos);
-    uint64_t first = MIN(MIN(eng->end - eng->pos, FETCH_FIRST),
-                         PAGODA_PAGE_SIZE - (eng->pos & (PAGODA_PAGE_SIZE - 1)));
+    PagodaSpan sp = pagoda_entry_span(eng, eng->cur.pos);
+    uint64_t first = MIN(MIN(eng->cur.end - eng->cur.pos, FETCH_FIRST),
+                         PAGODA_PAGE_SIZE - (eng->cur.pos & (PAGODA_PAGE_SIZE - 1)));
     uint32_t header, dwords, want;
 
-    eng->cmd_addr = eng->pos;
+    eng->cur.cmd_addr = eng->cur.pos;
     first &= ~3ull;
     if (first < 4) {
-        eng->cmd[0] = 0;
+        eng->cur.cmd[0] = 0;
         return bad_command(eng, f, "truncated command");
     }
-    if (pagoda_span_rw(s, &sp, eng->cmd, first, PAGODA_ACCESS_EXECUTE, f)) {
-        eng->cmd[0] = 0;
+    if (pagoda_span_rw(s, &sp, eng->cur.cmd, first, PAGODA_ACCESS_EXECUTE, f)) {
+        eng->cur.cmd[0] = 0;
         return PAGODA_CMD_FAULT;
     }
-    eng->cmd[0] = header = le32_to_cpu(eng->cmd[0]);
+    eng->cur.cmd[0] = header = le32_to_cpu(eng->cur.cmd[0]);
     dwords = PAGODA_CMD_DWORDS(header);
-    if (!dwords || (uint64_t)dwords * 4 > eng->end - eng->pos) {
+    if (!dwords || (uint64_t)dwords * 4 > eng->cur.end - eng->cur.pos) {
         return bad_command(eng, f, "length beyond the buffer");
     }
     want = cmd_fetch_dwords(header) * 4;
     if (want > first) {
-        PagodaSpan rest = pagoda_entry_span(eng, eng->pos + first);
+        PagodaSpan rest = pagoda_entry_span(eng, eng->cur.pos + first);
 
-        if (pagoda_span_rw(s, &rest, (uint8_t *)eng->cmd + first, want - first,
+        if (pagoda_span_rw(s, &rest, (uint8_t *)eng->cur.cmd + first, want - first,
                            PAGODA_ACCESS_EXECUTE, f)) {
             return PAGODA_CMD_FAULT;
         }
     }
-    eng->cmd_dwords = dwords;
-    eng->cmd_active = true;
-    eng->cmd_progress = 0;
-    eng->cmd_crc = 0;
+    eng->cur.cmd_dwords = dwords;
+    eng->cur.cmd_active = true;
+    eng->cur.cmd_progress = 0;
+    eng->cur.cmd_crc = 0;
     /* page lists belong to the TRANSFER that loaded them, not to the buffer */
-    g_clear_pointer(&eng->src_list, g_free);
-    g_clear_pointer(&eng->dst_list, g_free);
+    pagoda_cursor_drop_lists(&eng->cur);
     return PAGODA_CMD_DONE;
 }
 
 static bool cmd_has_dwords(PagodaEngine *eng, uint32_t want)
 {
-    return eng->cmd_dwords == want;
+    return eng->cur.cmd_dwords == want;
 }
 
 static PagodaCmdResult cmd_signal_fence(PagodaState *s, PagodaEngine *eng,
@@ -273,7 +279,7 @@ static PagodaCmdResult cmd_signal_fence(PagodaState *s, PagodaEngine *eng,
     if (pagoda_span_rw(s, &sp, &value, 8, PAGODA_ACCESS_WRITE, f)) {
         return PAGODA_CMD_FAULT;
     }
-    if (PAGODA_CMD_FLAGS(eng->cmd[0]) & PAGODA_SIGNAL_INTERRUPT) {
+    if (PAGODA_CMD_FLAGS(eng->cur.cmd[0]) & PAGODA_SIGNAL_INTERRUPT) {
         pagoda_raise_irq(s, PAGODA_INT_ENGINE(eng->id));
     }
     return PAGODA_CMD_DONE;
@@ -307,15 +313,15 @@ static PagodaCmdResult cmd_branch(PagodaEngine *eng, bool call, PagodaFault *f)
         return bad_command(eng, f, "bad branch length");
     }
     if (call) {
-        if (eng->depth == PAGODA_CALL_DEPTH) {
+        if (eng->cur.depth == PAGODA_CALL_DEPTH) {
             return bad_command(eng, f, "CALL nested too deep");
         }
-        eng->stack[eng->depth].pos = eng->pos;
-        eng->stack[eng->depth].end = eng->end;
-        eng->depth++;
+        eng->cur.stack[eng->cur.depth].pos = eng->cur.pos;
+        eng->cur.stack[eng->cur.depth].end = eng->cur.end;
+        eng->cur.depth++;
     }
-    eng->pos = target;
-    eng->end = target + length;
+    eng->cur.pos = target;
+    eng->cur.end = target + length;
     return PAGODA_CMD_DONE;
 }
 
@@ -326,14 +332,14 @@ static PagodaCmdResult render_command(PagodaState *s, PagodaEngine *eng,
     uint32_t count, crc;
     PagodaCmdResult r;
 
-    switch (PAGODA_CMD_OP(eng->cmd[0])) {
+    switch (PAGODA_CMD_OP(eng->cur.cmd[0])) {
     case PAGODA_CMD_COPY:
         if (!cmd_has_dwords(eng, 8)) {
             return bad_command(eng, f, "COPY takes 8 dwords");
         }
         src = pagoda_entry_span(eng, cmd_u64(eng, 8));
         dst = pagoda_entry_span(eng, cmd_u64(eng, 16));
-        return pagoda_copy(s, &src, &dst, cmd_u64(eng, 24), &eng->cmd_progress,
+        return pagoda_copy(s, &src, &dst, cmd_u64(eng, 24), &eng->cur.cmd_progress,
                            budget, f);
     case PAGODA_CMD_FILL32:
         if (!cmd_has_dwords(eng, 6)) {
@@ -341,14 +347,14 @@ static PagodaCmdResult render_command(PagodaState *s, PagodaEngine *eng,
         }
         dst = pagoda_entry_span(eng, cmd_u64(eng, 8));
         return pagoda_fill(s, &dst, cmd_u32(eng, 4), cmd_u64(eng, 16),
-                           &eng->cmd_progress, budget, f);
+                           &eng->cur.cmd_progress, budget, f);
     case PAGODA_CMD_WRITE_IMM:
         count = cmd_u32(eng, 4);
-        if (eng->cmd_dwords < 4 || count != eng->cmd_dwords - 4) {
+        if (eng->cur.cmd_dwords < 4 || count != eng->cur.cmd_dwords - 4) {
             return bad_command(eng, f, "WRITE_IMM length does not match count");
         }
         dst = pagoda_entry_span(eng, cmd_u64(eng, 8));
-        return pagoda_span_rw(s, &dst, eng->cmd + 4, count * 4ull,
+        return pagoda_span_rw(s, &dst, eng->cur.cmd + 4, count * 4ull,
                               PAGODA_ACCESS_WRITE, f) ? PAGODA_CMD_FAULT
                                                       : PAGODA_CMD_DONE;
     case PAGODA_CMD_CRC32:
@@ -356,13 +362,13 @@ static PagodaCmdResult render_command(PagodaState *s, PagodaEngine *eng,
             return bad_command(eng, f, "CRC32 takes 8 dwords");
         }
         src = pagoda_entry_span(eng, cmd_u64(eng, 8));
-        r = pagoda_crc32(s, &src, cmd_u64(eng, 16), &eng->cmd_crc,
-                         &eng->cmd_progress, budget, f);
+        r = pagoda_crc32(s, &src, cmd_u64(eng, 16), &eng->cur.cmd_crc,
+                         &eng->cur.cmd_progress, budget, f);
         if (r != PAGODA_CMD_DONE) {
             return r;
         }
         dst = pagoda_entry_span(eng, cmd_u64(eng, 24));
-        crc = cpu_to_le32(eng->cmd_crc);
+        crc = cpu_to_le32(eng->cur.cmd_crc);
         return pagoda_span_rw(s, &dst, &crc, 4, PAGODA_ACCESS_WRITE, f) ?
                PAGODA_CMD_FAULT : PAGODA_CMD_DONE;
     case PAGODA_CMD_JUMP:
@@ -389,14 +395,14 @@ static PagodaCmdResult run_command(PagodaState *s, PagodaEngine *eng,
     PagodaCmdResult r;
     uint32_t op;
 
-    if (!eng->cmd_active) {
+    if (!eng->cur.cmd_active) {
         r = fetch_command(s, eng, f);
         if (r != PAGODA_CMD_DONE) {
             return r;
         }
-        eng->pos += eng->cmd_dwords * 4ull;
+        eng->cur.pos += eng->cur.cmd_dwords * 4ull;
     }
-    op = PAGODA_CMD_OP(eng->cmd[0]);
+    op = PAGODA_CMD_OP(eng->cur.cmd[0]);
     switch (op) {
     case PAGODA_CMD_NOP:
         return PAGODA_CMD_DONE;
@@ -417,14 +423,14 @@ static PagodaCmdResult run_command(PagodaState *s, PagodaEngine *eng,
 /* Advance past a finished command; returns true when the entry is done. */
 static bool command_done(PagodaEngine *eng)
 {
-    eng->cmd_active = false;
-    while (eng->pos == eng->end) {
-        if (!eng->depth) {
+    eng->cur.cmd_active = false;
+    while (eng->cur.pos == eng->cur.end) {
+        if (!eng->cur.depth) {
             return true;
         }
-        eng->depth--;
-        eng->pos = eng->stack[eng->depth].pos;
-        eng->end = eng->stack[eng->depth].end;
+        eng->cur.depth--;
+        eng->cur.pos = eng->cur.stack[eng->cur.depth].pos;
+        eng->cur.end = eng->cur.stack[eng->cur.depth].end;
     }
     return false;
 }
@@ -438,20 +444,20 @@ static bool engine_run_slice(PagodaState *s, PagodaEngine *eng)
     uint64_t budget = SLICE_BYTES;
     unsigned commands;
 
-    eng->waiting = false;
+    eng->cur.waiting = false;
     for (commands = 0; commands < SLICE_COMMANDS && budget; commands++) {
         PagodaFault f = { 0 };
 
-        if (!eng->active) {
+        if (!eng->cur.active) {
             if (eng->head == eng->kicked_tail) {
                 return false;
             }
             if (!fetch_entry(s, eng)) {
                 continue;
             }
-            if (s->ctx[eng->entry.context].halted) {
-                trace_pagoda_skip_halted(eng->id, eng->entry.context,
-                                         eng->entry.fence);
+            if (s->ctx[eng->cur.entry.context].halted) {
+                trace_pagoda_skip_halted(eng->id, eng->cur.entry.context,
+                                         eng->cur.entry.fence);
                 retire(s, eng, PAGODA_RING_STATUS_SKIPPED);
                 continue;
             }
@@ -465,7 +471,7 @@ static bool engine_run_slice(PagodaState *s, PagodaEngine *eng)
         case PAGODA_CMD_YIELD:
             return true;
         case PAGODA_CMD_WAIT:
-            eng->waiting = true;
+            eng->cur.waiting = true;
             return false;
         case PAGODA_CMD_FAULT:
             pagoda_fault(s, eng, &f);
@@ -492,7 +498,7 @@ static void cp_run(void *opaque)
 
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
         more |= engine_run_slice(s, &s->engine[e]);
-        waiting |= s->engine[e].waiting;
+        waiting |= s->engine[e].cur.waiting;
     }
     if (more) {
         qemu_bh_schedule(s->cp_bh);
@@ -531,7 +537,7 @@ uint32_t pagoda_engine_read(PagodaState *s, PagodaEngine *eng, hwaddr reg)
     case PAGODA_ENG_ABORTED_FENCE_HI: return eng->aborted_fence >> 32;
     case PAGODA_ENG_STATUS:
         return (engine_idle(eng) ? 0 : PAGODA_ENG_STATUS_BUSY) |
-               (eng->waiting ? PAGODA_ENG_STATUS_WAITING : 0);
+               (eng->cur.waiting ? PAGODA_ENG_STATUS_WAITING : 0);
     case PAGODA_ENG_CAPS:             return eng->caps;
     case PAGODA_ENG_FENCE_WB_LO:      return eng->fence_wb;
     case PAGODA_ENG_FENCE_WB_HI:      return eng->fence_wb >> 32;
@@ -618,7 +624,7 @@ static uint64_t last_submitted_fence(PagodaState *s, PagodaEngine *eng)
 
     if (pagoda_mem_read(s, eng->ring_base + (uint64_t)last * PAGODA_RING_ENTRY_SIZE +
                         PAGODA_RING_FENCE, &fence, sizeof(fence))) {
-        return eng->active ? eng->entry.fence : eng->fence;
+        return eng->cur.active ? eng->cur.entry.fence : eng->fence;
     }
     return le64_to_cpu(fence);
 }
@@ -635,15 +641,14 @@ void pagoda_engine_reset(PagodaState *s, PagodaEngine *eng)
     } else if (eng->head != eng->kicked_tail) {
         eng->aborted_fence = last_submitted_fence(s, eng);
     } else {
-        eng->aborted_fence = eng->entry.fence;
+        eng->aborted_fence = eng->cur.entry.fence;
     }
     trace_pagoda_engine_reset(eng->id, eng->aborted_fence);
     eng->head = eng->kicked_tail;
-    eng->active = false;
-    eng->cmd_active = false;
-    eng->waiting = false;
-    g_clear_pointer(&eng->src_list, g_free);
-    g_clear_pointer(&eng->dst_list, g_free);
+    eng->cur.active = false;
+    eng->cur.cmd_active = false;
+    eng->cur.waiting = false;
+    pagoda_cursor_drop_lists(&eng->cur);
 }
 
 void pagoda_cp_reset(PagodaState *s)
@@ -654,15 +659,14 @@ void pagoda_cp_reset(PagodaState *s)
     timer_del(s->cp_wait_timer);
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
         PagodaEngine *eng = &s->engine[e];
-        uint32_t *cmd = eng->cmd;
+        uint32_t *cmd = eng->cur.cmd;
         uint32_t caps = eng->caps;
 
-        g_free(eng->src_list);
-        g_free(eng->dst_list);
+        pagoda_cursor_drop_lists(&eng->cur);
         memset(eng, 0, sizeof(*eng));
         eng->id = e;
         eng->caps = caps;
-        eng->cmd = cmd;
+        eng->cur.cmd = cmd;
     }
 }
 
@@ -682,7 +686,7 @@ void pagoda_cp_realize(PagodaState *s)
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
         s->engine[e].id = e;
         s->engine[e].caps = caps[e];
-        s->engine[e].cmd = g_new(uint32_t, PAGODA_CMD_MAX_DWORDS);
+        s->engine[e].cur.cmd = g_new(uint32_t, PAGODA_CMD_MAX_DWORDS);
     }
 }
 
@@ -695,6 +699,6 @@ void pagoda_cp_unrealize(PagodaState *s)
     qemu_bh_delete(s->cp_bh);
     timer_free(s->cp_wait_timer);
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
-        g_free(s->engine[e].cmd);
+        g_free(s->engine[e].cur.cmd);
     }
 }

@@ -126,22 +126,26 @@ typedef struct PagodaRingEntry {
     uint64_t fence;
 } PagodaRingEntry;
 
-typedef struct PagodaEngine {
-    uint32_t id;
-    uint32_t caps;
-    uint64_t ring_base;
-    uint32_t ring_size;
-    uint32_t head, tail;
-    uint32_t kicked_tail;       /* TAIL as of the last DOORBELL */
-    uint64_t fence, aborted_fence;
-    uint64_t fence_wb;          /* where ENG_FENCE is written, 0 = off */
+/* Largest page list a TRANSFER may use (per side): 1 GiB of 4 KiB pages. */
+#define PAGODA_MAX_LIST_PAGES   (256 * 1024)
 
+/* A buffer a CALL will return to: the command after the CALL, its end. */
+typedef struct PagodaCallFrame {
+    uint64_t pos, end;
+} PagodaCallFrame;
+
+/*
+ * Where an engine is in its work: everything that changes while it runs
+ * an entry, and nothing else. Migrated as it is (its own subsection), so
+ * that a destination continues exactly where the source stopped.
+ */
+typedef struct PagodaCursor {
     /* The ring entry being run, copied from the ring once. */
     bool active;
     PagodaRingEntry entry;
     uint64_t pos, end;          /* command cursor in the current buffer */
-    struct { uint64_t pos, end; } stack[PAGODA_CALL_DEPTH];
-    unsigned depth;
+    PagodaCallFrame stack[PAGODA_CALL_DEPTH];
+    uint32_t depth;
 
     /* The command being run, copied from memory once. */
     bool cmd_active;
@@ -151,10 +155,22 @@ typedef struct PagodaEngine {
     uint64_t cmd_progress;      /* bytes done by a resumable command */
     uint32_t cmd_crc;           /* running CRC32 of a resumable CRC32 */
     uint64_t *src_list, *dst_list;  /* page lists of a TRANSFER */
-    uint64_t src_npages, dst_npages;
+    uint32_t src_npages, dst_npages;
     bool waiting;
     /* host aperture update the running command waits for, 0 = none */
     uint64_t host_aperture_wait;
+} PagodaCursor;
+
+typedef struct PagodaEngine {
+    uint32_t id;
+    uint32_t caps;
+    uint64_t ring_base;
+    uint32_t ring_size;
+    uint32_t head, tail;
+    uint32_t kicked_tail;       /* TAIL as of the last DOORBELL */
+    uint64_t fence, aborted_fence;
+    uint64_t fence_wb;          /* where ENG_FENCE is written, 0 = off */
+    PagodaCursor cur;
 } PagodaEngine;
 
 /* ---- Display controller ------------------------------------------------ */

@@ -7,7 +7,7 @@
  * programming of the aperture segment's GART and of the CPU host aperture.
  *
  * Every operand comes from the command copied into the engine
- * (eng->cmd) and is validated there before anything is written: a bad
+ * (eng->cur.cmd) and is validated there before anything is written: a bad
  * command faults without side effects.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
@@ -18,18 +18,16 @@
 #include "pagoda_int.h"
 #include "trace.h"
 
-/* Largest page list a TRANSFER may use (per side): 1 GiB of 4 KiB pages. */
-#define MAX_LIST_PAGES  (256 * 1024)
 /* PTEs written per memory access by UPDATE_PAGE_TABLE with REPEAT. */
 
 static uint32_t u32_at(PagodaEngine *eng, unsigned byte)
 {
-    return ldl_le_p((uint8_t *)eng->cmd + byte);
+    return ldl_le_p((uint8_t *)eng->cur.cmd + byte);
 }
 
 static uint64_t u64_at(PagodaEngine *eng, unsigned byte)
 {
-    return ldq_le_p((uint8_t *)eng->cmd + byte);
+    return ldq_le_p((uint8_t *)eng->cur.cmd + byte);
 }
 
 static PagodaCmdResult reject(PagodaEngine *eng, PagodaFault *f,
@@ -37,10 +35,10 @@ static PagodaCmdResult reject(PagodaEngine *eng, PagodaFault *f,
 {
     qemu_log_mask(LOG_GUEST_ERROR,
                   "pagoda: paging command 0x%02x at 0x%" PRIx64 ": %s\n",
-                  PAGODA_CMD_OP(eng->cmd[0]), eng->cmd_addr, why);
+                  PAGODA_CMD_OP(eng->cur.cmd[0]), eng->cur.cmd_addr, why);
     f->code = code;
     f->level = 0xff;
-    f->va = eng->cmd_addr;
+    f->va = eng->cur.cmd_addr;
     f->access = PAGODA_ACCESS_EXECUTE;
     return PAGODA_CMD_FAULT;
 }
@@ -67,7 +65,7 @@ static PagodaCmdResult result(int err, PagodaFault *f, PagodaEngine *eng)
     }
     f->code = err;
     f->level = 0xff;
-    f->va = eng->cmd_addr;
+    f->va = eng->cur.cmd_addr;
     f->access = PAGODA_ACCESS_WRITE;
     return PAGODA_CMD_FAULT;
 }
@@ -76,7 +74,7 @@ static PagodaCmdResult result(int err, PagodaFault *f, PagodaEngine *eng)
 
 /* Read a page list once, at the start of the command, into the engine. */
 static int load_list(PagodaState *s, uint64_t at, uint64_t size,
-                     uint64_t **list, uint64_t *npages)
+                     uint64_t **list, uint32_t *npages)
 {
     /*
      * Not DIV_ROUND_UP: it wraps for sizes near 2^64, and an empty list
@@ -84,7 +82,7 @@ static int load_list(PagodaState *s, uint64_t at, uint64_t size,
      */
     uint64_t n = size / PAGODA_PAGE_SIZE + !!(size % PAGODA_PAGE_SIZE), i;
 
-    if (n > MAX_LIST_PAGES) {
+    if (n > PAGODA_MAX_LIST_PAGES) {
         return PAGODA_FAULT_BAD_COMMAND;
     }
     *list = g_new(uint64_t, n);
@@ -104,35 +102,35 @@ static int load_list(PagodaState *s, uint64_t at, uint64_t size,
 static PagodaCmdResult cmd_transfer(PagodaState *s, PagodaEngine *eng,
                                     uint64_t *budget, PagodaFault *f)
 {
-    uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
+    uint32_t flags = PAGODA_CMD_FLAGS(eng->cur.cmd[0]);
     uint64_t size = u64_at(eng, 24);
     PagodaSpan src = { .ctx = -1, .addr = u64_at(eng, 8) };
     PagodaSpan dst = { .ctx = -1, .addr = u64_at(eng, 16) };
     int err = 0;
 
-    if (eng->cmd_dwords != 8 ||
+    if (eng->cur.cmd_dwords != 8 ||
         flags & ~(PAGODA_TRANSFER_SRC_LIST | PAGODA_TRANSFER_DST_LIST)) {
         return bad(eng, f, "malformed TRANSFER");
     }
     /* lists are read once, by the first slice of the command */
-    if (flags & PAGODA_TRANSFER_SRC_LIST && !eng->src_list) {
-        err = load_list(s, src.addr, size, &eng->src_list, &eng->src_npages);
+    if (flags & PAGODA_TRANSFER_SRC_LIST && !eng->cur.src_list) {
+        err = load_list(s, src.addr, size, &eng->cur.src_list, &eng->cur.src_npages);
     }
-    if (!err && flags & PAGODA_TRANSFER_DST_LIST && !eng->dst_list) {
-        err = load_list(s, dst.addr, size, &eng->dst_list, &eng->dst_npages);
+    if (!err && flags & PAGODA_TRANSFER_DST_LIST && !eng->cur.dst_list) {
+        err = load_list(s, dst.addr, size, &eng->cur.dst_list, &eng->cur.dst_npages);
     }
     if (err) {
         return reject(eng, f, err, "bad page list");
     }
     if (flags & PAGODA_TRANSFER_SRC_LIST) {
-        src.pages = eng->src_list;
-        src.npages = eng->src_npages;
+        src.pages = eng->cur.src_list;
+        src.npages = eng->cur.src_npages;
     }
     if (flags & PAGODA_TRANSFER_DST_LIST) {
-        dst.pages = eng->dst_list;
-        dst.npages = eng->dst_npages;
+        dst.pages = eng->cur.dst_list;
+        dst.npages = eng->cur.dst_npages;
     }
-    return pagoda_copy(s, &src, &dst, size, &eng->cmd_progress, budget, f);
+    return pagoda_copy(s, &src, &dst, size, &eng->cur.cmd_progress, budget, f);
 }
 
 static PagodaCmdResult cmd_fill(PagodaState *s, PagodaEngine *eng,
@@ -140,17 +138,17 @@ static PagodaCmdResult cmd_fill(PagodaState *s, PagodaEngine *eng,
 {
     PagodaSpan dst = { .ctx = -1, .addr = u64_at(eng, 8) };
 
-    if (eng->cmd_dwords != 6 || PAGODA_CMD_FLAGS(eng->cmd[0])) {
+    if (eng->cur.cmd_dwords != 6 || PAGODA_CMD_FLAGS(eng->cur.cmd[0])) {
         return bad(eng, f, "malformed FILL");
     }
     return pagoda_fill(s, &dst, u32_at(eng, 4), u64_at(eng, 16),
-                       &eng->cmd_progress, budget, f);
+                       &eng->cur.cmd_progress, budget, f);
 }
 
 static bool virtual_flags_ok(PagodaEngine *eng, uint64_t a, uint64_t b,
                              uint64_t size)
 {
-    uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
+    uint32_t flags = PAGODA_CMD_FLAGS(eng->cur.cmd[0]);
 
     if (flags & ~PAGODA_VIRTUAL_64K) {
         return false;
@@ -162,27 +160,27 @@ static bool virtual_flags_ok(PagodaEngine *eng, uint64_t a, uint64_t b,
 static PagodaCmdResult cmd_virtual_transfer(PagodaState *s, PagodaEngine *eng,
                                             uint64_t *budget, PagodaFault *f)
 {
-    PagodaSpan src = { .ctx = eng->entry.context, .addr = u64_at(eng, 8) };
-    PagodaSpan dst = { .ctx = eng->entry.context, .addr = u64_at(eng, 16) };
+    PagodaSpan src = { .ctx = eng->cur.entry.context, .addr = u64_at(eng, 8) };
+    PagodaSpan dst = { .ctx = eng->cur.entry.context, .addr = u64_at(eng, 16) };
     uint64_t size = u64_at(eng, 24);
 
-    if (eng->cmd_dwords != 8 ||
+    if (eng->cur.cmd_dwords != 8 ||
         !virtual_flags_ok(eng, src.addr, dst.addr, size)) {
         return bad(eng, f, "malformed VIRTUAL_TRANSFER");
     }
-    return pagoda_copy(s, &src, &dst, size, &eng->cmd_progress, budget, f);
+    return pagoda_copy(s, &src, &dst, size, &eng->cur.cmd_progress, budget, f);
 }
 
 static PagodaCmdResult cmd_virtual_fill(PagodaState *s, PagodaEngine *eng,
                                         uint64_t *budget, PagodaFault *f)
 {
-    PagodaSpan dst = { .ctx = eng->entry.context, .addr = u64_at(eng, 8) };
+    PagodaSpan dst = { .ctx = eng->cur.entry.context, .addr = u64_at(eng, 8) };
     uint64_t size = u64_at(eng, 16);
 
-    if (eng->cmd_dwords != 6 || !virtual_flags_ok(eng, dst.addr, 0, size)) {
+    if (eng->cur.cmd_dwords != 6 || !virtual_flags_ok(eng, dst.addr, 0, size)) {
         return bad(eng, f, "malformed VIRTUAL_FILL");
     }
-    return pagoda_fill(s, &dst, u32_at(eng, 4), size, &eng->cmd_progress,
+    return pagoda_fill(s, &dst, u32_at(eng, 4), size, &eng->cur.cmd_progress,
                        budget, f);
 }
 
@@ -210,11 +208,11 @@ static PagodaCmdResult upt_copy_entries(PagodaState *s, PagodaEngine *eng,
                                         uint64_t at, uint32_t count,
                                         uint64_t *budget, PagodaFault *f)
 {
-    uint64_t from = eng->cmd_addr + PAGODA_UPT_ENTRIES;
+    uint64_t from = eng->cur.cmd_addr + PAGODA_UPT_ENTRIES;
     uint64_t bytes = (uint64_t)count * sizeof(uint64_t);
     PagodaSpan src = pagoda_entry_span(eng, from);
     PagodaSpan dst = { .ctx = -1, .addr = at };
-    PagodaCmdResult r = pagoda_copy(s, &src, &dst, bytes, &eng->cmd_progress,
+    PagodaCmdResult r = pagoda_copy(s, &src, &dst, bytes, &eng->cur.cmd_progress,
                                     budget, f);
 
     if (r == PAGODA_CMD_FAULT) {
@@ -260,7 +258,7 @@ static int upt_repeat(PagodaState *s, uint64_t at, uint32_t count, uint64_t pte,
 static PagodaCmdResult cmd_update_page_table(PagodaState *s, PagodaEngine *eng,
                                              uint64_t *budget, PagodaFault *f)
 {
-    uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
+    uint32_t flags = PAGODA_CMD_FLAGS(eng->cur.cmd[0]);
     uint32_t level = u32_at(eng, 4);
     uint64_t table = u64_at(eng, 8);
     uint32_t start = u32_at(eng, 16), count = u32_at(eng, 20);
@@ -273,10 +271,10 @@ static PagodaCmdResult cmd_update_page_table(PagodaState *s, PagodaEngine *eng,
                   PAGODA_UPT_REPEAT_INCREMENT) ||
         (flags & PAGODA_UPT_REPEAT_INCREMENT && !repeat) ||
         !table_range_ok(s, level, leaf64, start, count) ||
-        eng->cmd_dwords != 6 + 2 * (repeat ? 1 : (uint64_t)count)) {
+        eng->cur.cmd_dwords != 6 + 2 * (repeat ? 1 : (uint64_t)count)) {
         return bad(eng, f, "malformed UPDATE_PAGE_TABLE");
     }
-    if (!eng->cmd_progress) {
+    if (!eng->cur.cmd_progress) {
         trace_pagoda_update_page_table(level, table, start, count, repeat);
     }
     if (!repeat) {
@@ -301,21 +299,21 @@ static PagodaCmdResult cmd_copy_ptes(PagodaState *s, PagodaEngine *eng,
     PagodaSpan dst = { .ctx = -1,
                        .addr = u64_at(eng, 16) + dst_idx * sizeof(uint64_t) };
 
-    if (eng->cmd_dwords != 8 || PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
+    if (eng->cur.cmd_dwords != 8 || PAGODA_CMD_FLAGS(eng->cur.cmd[0]) || !count ||
         count > max || src_idx > max - count || dst_idx > max - count) {
         return bad(eng, f, "malformed COPY_PTES");
     }
     return pagoda_copy(s, &src, &dst, count * sizeof(uint64_t),
-                       &eng->cmd_progress, budget, f);
+                       &eng->cur.cmd_progress, budget, f);
 }
 
 static PagodaCmdResult cmd_flush_tlb(PagodaState *s, PagodaEngine *eng,
                                      PagodaFault *f)
 {
-    uint32_t flags = PAGODA_CMD_FLAGS(eng->cmd[0]);
+    uint32_t flags = PAGODA_CMD_FLAGS(eng->cur.cmd[0]);
     uint32_t ctx = u32_at(eng, 4);
 
-    if (eng->cmd_dwords != 6 || flags & ~PAGODA_FLUSH_ALL_CONTEXTS ||
+    if (eng->cur.cmd_dwords != 6 || flags & ~PAGODA_FLUSH_ALL_CONTEXTS ||
         (!(flags & PAGODA_FLUSH_ALL_CONTEXTS) && ctx >= PAGODA_NUM_CONTEXTS)) {
         return bad(eng, f, "malformed FLUSH_TLB");
     }
@@ -332,8 +330,8 @@ static PagodaCmdResult cmd_map_aperture(PagodaState *s, PagodaEngine *eng,
     uint32_t first = u32_at(eng, 4), count = u32_at(eng, 8), i;
     g_autofree uint64_t *pages = NULL;
 
-    if (PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
-        eng->cmd_dwords != 4 + 2 * (uint64_t)count) {
+    if (PAGODA_CMD_FLAGS(eng->cur.cmd[0]) || !count ||
+        eng->cur.cmd_dwords != 4 + 2 * (uint64_t)count) {
         return bad(eng, f, "malformed MAP_APERTURE");
     }
     pages = g_new(uint64_t, count);
@@ -346,7 +344,7 @@ static PagodaCmdResult cmd_map_aperture(PagodaState *s, PagodaEngine *eng,
 static PagodaCmdResult cmd_unmap_aperture(PagodaState *s, PagodaEngine *eng,
                                           uint64_t *budget, PagodaFault *f)
 {
-    if (PAGODA_CMD_FLAGS(eng->cmd[0]) || eng->cmd_dwords != 4 ||
+    if (PAGODA_CMD_FLAGS(eng->cur.cmd[0]) || eng->cur.cmd_dwords != 4 ||
         !u32_at(eng, 8)) {
         return bad(eng, f, "malformed UNMAP_APERTURE");
     }
@@ -362,10 +360,10 @@ static PagodaCmdResult cmd_unmap_aperture(PagodaState *s, PagodaEngine *eng,
  */
 static PagodaCmdResult host_aperture_wait(PagodaState *s, PagodaEngine *eng)
 {
-    if (s->host_aperture_applied < eng->host_aperture_wait) {
+    if (s->host_aperture_applied < eng->cur.host_aperture_wait) {
         return PAGODA_CMD_WAIT;
     }
-    eng->host_aperture_wait = 0;
+    eng->cur.host_aperture_wait = 0;
     return PAGODA_CMD_DONE;
 }
 
@@ -375,11 +373,11 @@ static PagodaCmdResult cmd_map_host_aperture(PagodaState *s, PagodaEngine *eng,
     uint32_t seg = u32_at(eng, 4), count = u32_at(eng, 8), i;
     const unsigned pages_at = 12, seg_pages_at = 12 + 4 * count;
 
-    if (eng->host_aperture_wait) {
+    if (eng->cur.host_aperture_wait) {
         return host_aperture_wait(s, eng);
     }
-    if (PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
-        eng->cmd_dwords != 3 + 2 * (uint64_t)count) {
+    if (PAGODA_CMD_FLAGS(eng->cur.cmd[0]) || !count ||
+        eng->cur.cmd_dwords != 3 + 2 * (uint64_t)count) {
         return bad(eng, f, "malformed MAP_HOST_APERTURE");
     }
     /* validate every pair before changing any mapping */
@@ -394,7 +392,7 @@ static PagodaCmdResult cmd_map_host_aperture(PagodaState *s, PagodaEngine *eng,
         pagoda_host_aperture_map(s, u32_at(eng, pages_at + 4 * i), seg,
                                  u32_at(eng, seg_pages_at + 4 * i));
     }
-    eng->host_aperture_wait = pagoda_host_aperture_request(s);
+    eng->cur.host_aperture_wait = pagoda_host_aperture_request(s);
     return host_aperture_wait(s, eng);
 }
 
@@ -404,11 +402,11 @@ static PagodaCmdResult cmd_unmap_host_aperture(PagodaState *s,
 {
     uint32_t count = u32_at(eng, 4), i;
 
-    if (eng->host_aperture_wait) {
+    if (eng->cur.host_aperture_wait) {
         return host_aperture_wait(s, eng);
     }
-    if (PAGODA_CMD_FLAGS(eng->cmd[0]) || !count ||
-        eng->cmd_dwords != 2 + (uint64_t)count) {
+    if (PAGODA_CMD_FLAGS(eng->cur.cmd[0]) || !count ||
+        eng->cur.cmd_dwords != 2 + (uint64_t)count) {
         return bad(eng, f, "malformed UNMAP_HOST_APERTURE");
     }
     for (i = 0; i < count; i++) {
@@ -419,14 +417,14 @@ static PagodaCmdResult cmd_unmap_host_aperture(PagodaState *s,
     for (i = 0; i < count; i++) {
         pagoda_host_aperture_unmap(s, u32_at(eng, 8 + 4 * i));
     }
-    eng->host_aperture_wait = pagoda_host_aperture_request(s);
+    eng->cur.host_aperture_wait = pagoda_host_aperture_request(s);
     return host_aperture_wait(s, eng);
 }
 
 PagodaCmdResult pagoda_paging_command(PagodaState *s, PagodaEngine *eng,
                                       uint64_t *budget, PagodaFault *f)
 {
-    switch (PAGODA_CMD_OP(eng->cmd[0])) {
+    switch (PAGODA_CMD_OP(eng->cur.cmd[0])) {
     case PAGODA_CMD_TRANSFER:
         return cmd_transfer(s, eng, budget, f);
     case PAGODA_CMD_FILL:
