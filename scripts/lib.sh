@@ -17,6 +17,8 @@ QOS_TEST=$QEMU_BUILD/tests/qtest/qos-test
 # Reproducers of fuzzer findings (scripts/fuzz.sh): a standalone qtest,
 # built and run only once a finding has added it to tests/qtest/.
 FUZZ_REPRO_TEST=pagoda-fuzz-repro-test
+# The migration qtest: two QEMU processes a case, so not in the qos graph.
+MIGRATION_TEST=pagoda-migration-test
 KERNEL_DIR=$PAGODA_CACHE/kernel
 # The debug guest kernel of scripts/debug-kernel.sh: source and build.
 DEBUG_KERNEL_DIR=$PAGODA_CACHE/kernel-debug

@@ -42,12 +42,14 @@ write_if_changed() {
 qtest_block() {
 	local files
 	files=$(cd "$PAGODA_ROOT/tests/qtest" && find . -name '*.c' -not -path './fuzz/*' \
-		-not -name "$FUZZ_REPRO_TEST.c" |
+		-not -name "$FUZZ_REPRO_TEST.c" -not -name "$MIGRATION_TEST.c" |
 		sed 's|^\./||' | sort |
 		sed "s/.*/'&'/" | paste -sd, -)
 	printf "if config_all_devices.has_key('CONFIG_PAGODA')\n  qos_test_ss.add(files(%s))\n" "$files"
 	printf "  executable('pagoda-bench', files('pagoda-bench/pagoda-bench.c', 'libqos/pagoda.c'),\n"
 	printf "             include_directories: include_directories('.'), dependencies: [qemuutil, qos])\n"
+	printf "  executable('%s', files('%s.c', 'libqos/pagoda.c'), dependencies: [qemuutil, qos])\n" \
+		"$MIGRATION_TEST" "$MIGRATION_TEST"
 	if have_fuzz_repro_test; then
 		printf "  executable('%s', files('%s.c'), dependencies: [qemuutil, qos])\n" \
 			"$FUZZ_REPRO_TEST" "$FUZZ_REPRO_TEST"

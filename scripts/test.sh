@@ -47,6 +47,8 @@ qtests() {
 		(cd "$QEMU_BUILD" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
 			timeout 600 "./tests/qtest/$FUZZ_REPRO_TEST" --tap -k) >>"$log" 2>&1 || true
 	fi
+	(cd "$QEMU_BUILD" && QTEST_QEMU_BINARY=./qemu-system-x86_64 \
+		timeout 600 "./tests/qtest/$MIGRATION_TEST" --tap -k) >>"$log" 2>&1 || true
 	{ grep -E '^(ok|not ok) ' "$log" || true; } | sed 's|/x86_64/pc/i440FX-pcihost/pci-bus-pc/pci-bus/||; s/^/    /'
 	count_tap qtest "$log"
 	if ! grep -qE '^1\.\.[0-9]+' "$log" || grep -q '^Bail out!' "$log"; then

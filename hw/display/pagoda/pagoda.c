@@ -657,10 +657,81 @@ static const VMStateDescription vmstate_pagoda_fault = {
     },
 };
 
+static const VMStateDescription vmstate_pagoda_call_frame = {
+    .name = "pagoda/engine/call-frame",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(pos, PagodaCallFrame),
+        VMSTATE_UINT64(end, PagodaCallFrame),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool pagoda_cursor_needed(void *opaque)
+{
+    PagodaEngine *eng = opaque;
+
+    return eng->cur.active;
+}
+
+/* Checked before the arrays they size are loaded into the device's buffers. */
+static bool pagoda_cursor_sizes_valid(void *opaque, int version_id)
+{
+    PagodaCursor *cur = &((PagodaEngine *)opaque)->cur;
+
+    return cur->cmd_dwords <= PAGODA_CMD_MAX_DWORDS && cur->depth <= PAGODA_CALL_DEPTH &&
+           cur->src_npages <= PAGODA_MAX_LIST_PAGES &&
+           cur->dst_npages <= PAGODA_MAX_LIST_PAGES;
+}
+
+/*
+ * An engine in the middle of an entry: its cursor, its CALL stack, the
+ * command being run as it was fetched (never read again), its progress,
+ * the page lists it copied, a WAIT_FENCE or host aperture wait.
+ */
+static const VMStateDescription vmstate_pagoda_cursor = {
+    .name = "pagoda/engine/cursor",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = pagoda_cursor_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_BOOL(cur.active, PagodaEngine),
+        VMSTATE_UINT64(cur.entry.addr, PagodaEngine),
+        VMSTATE_UINT32(cur.entry.length, PagodaEngine),
+        VMSTATE_UINT16(cur.entry.context, PagodaEngine),
+        VMSTATE_UINT16(cur.entry.flags, PagodaEngine),
+        VMSTATE_UINT64(cur.entry.fence, PagodaEngine),
+        VMSTATE_UINT64(cur.pos, PagodaEngine),
+        VMSTATE_UINT64(cur.end, PagodaEngine),
+        VMSTATE_STRUCT_ARRAY(cur.stack, PagodaEngine, PAGODA_CALL_DEPTH, 1,
+                             vmstate_pagoda_call_frame, PagodaCallFrame),
+        VMSTATE_UINT32(cur.depth, PagodaEngine),
+        VMSTATE_BOOL(cur.cmd_active, PagodaEngine),
+        VMSTATE_UINT64(cur.cmd_addr, PagodaEngine),
+        VMSTATE_UINT32(cur.cmd_dwords, PagodaEngine),
+        VMSTATE_UINT64(cur.cmd_progress, PagodaEngine),
+        VMSTATE_UINT32(cur.cmd_crc, PagodaEngine),
+        VMSTATE_UINT32(cur.src_npages, PagodaEngine),
+        VMSTATE_UINT32(cur.dst_npages, PagodaEngine),
+        VMSTATE_VALIDATE("pagoda cursor sizes", pagoda_cursor_sizes_valid),
+        VMSTATE_VARRAY_UINT32(cur.cmd, PagodaEngine, cur.cmd_dwords, 0,
+                              vmstate_info_uint32, uint32_t),
+        VMSTATE_VARRAY_UINT32_ALLOC(cur.src_list, PagodaEngine, cur.src_npages, 0,
+                                    vmstate_info_uint64, uint64_t),
+        VMSTATE_VARRAY_UINT32_ALLOC(cur.dst_list, PagodaEngine, cur.dst_npages, 0,
+                                    vmstate_info_uint64, uint64_t),
+        VMSTATE_BOOL(cur.waiting, PagodaEngine),
+        VMSTATE_UINT64(cur.host_aperture_wait, PagodaEngine),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
 /*
  * Migration covers the programming model (registers, contexts, faults, ring
- * positions). The TLB is a cache and is rebuilt from page tables; an engine
- * caught in the middle of a buffer restarts the ring entry at HEAD.
+ * positions) and, in a subsection, an engine's place inside the entry it is
+ * running: the destination continues it exactly. The TLB is a cache and is
+ * rebuilt from page tables.
  */
 static const VMStateDescription vmstate_pagoda_engine = {
     .name = "pagoda/engine",
@@ -675,6 +746,10 @@ static const VMStateDescription vmstate_pagoda_engine = {
         VMSTATE_UINT64(fence, PagodaEngine),
         VMSTATE_UINT64(aborted_fence, PagodaEngine),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pagoda_cursor,
+        NULL
     },
 };
 
@@ -728,8 +803,13 @@ static const VMStateDescription vmstate_pagoda_debug = {
 static int pagoda_post_load(void *opaque, int version_id)
 {
     PagodaState *s = opaque;
-    uint32_t page;
+    uint32_t page, e;
 
+    for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        if (!pagoda_cursor_valid(&s->engine[e])) {
+            return -EINVAL;
+        }
+    }
     if (s->ctx_select >= PAGODA_NUM_CONTEXTS ||
         s->fault_head >= PAGODA_FAULT_QUEUE_DEPTH ||
         s->fault_count > PAGODA_FAULT_QUEUE_DEPTH ||
@@ -746,7 +826,14 @@ static int pagoda_post_load(void *opaque, int version_id)
             return -EINVAL;
         }
     }
+    /* BAR4 shows every mapping now: a host aperture wait is over */
     pagoda_host_aperture_rebuild(s);
+    s->host_aperture_requested = s->host_aperture_applied = 1;
+    for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        if (s->engine[e].cur.host_aperture_wait) {
+            s->engine[e].cur.host_aperture_wait = 1;
+        }
+    }
     pagoda_tlb_flush(s, -1, 0, 0);
     pagoda_cp_kick(s);
     return 0;

@@ -124,6 +124,32 @@ static const char *check_entry(PagodaEngine *eng, const PagodaRingEntry *e,
     return NULL;
 }
 
+/*
+ * Whether a cursor that came in a migration stream is one this engine
+ * could have made: its entry passes the fetch's checks, the cursor and
+ * its CALL stack lie in their buffers, a command being run is whole.
+ */
+bool pagoda_cursor_valid(PagodaEngine *eng)
+{
+    const PagodaCursor *cur = &eng->cur;
+    uint32_t i;
+
+    if (!cur->active) {
+        return !cur->cmd_active;
+    }
+    if (check_entry(eng, &cur->entry, 0) || cur->depth > PAGODA_CALL_DEPTH ||
+        cur->pos > cur->end) {
+        return false;
+    }
+    for (i = 0; i < cur->depth; i++) {
+        if (cur->stack[i].pos > cur->stack[i].end) {
+            return false;
+        }
+    }
+    return !cur->cmd_active ||
+           (cur->cmd_dwords && PAGODA_CMD_DWORDS(cur->cmd[0]) == cur->cmd_dwords);
+}
+
 /* Copy the entry at HEAD into the engine and validate it. */
 static bool fetch_entry(PagodaState *s, PagodaEngine *eng)
 {

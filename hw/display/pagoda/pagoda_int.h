@@ -325,6 +325,8 @@ void pagoda_cp_realize(PagodaState *s);
 void pagoda_cp_unrealize(PagodaState *s);
 void pagoda_cp_reset(PagodaState *s);
 void pagoda_engine_reset(PagodaState *s, PagodaEngine *eng);
+void pagoda_cursor_drop_lists(PagodaCursor *cur);
+bool pagoda_cursor_valid(PagodaEngine *eng);
 uint32_t pagoda_engine_read(PagodaState *s, PagodaEngine *eng, hwaddr reg);
 void pagoda_engine_write(PagodaState *s, PagodaEngine *eng, hwaddr reg,
                          uint32_t val);

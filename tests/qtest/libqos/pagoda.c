@@ -148,9 +148,8 @@ static void ring_init(QPagoda *d, unsigned e)
     pagoda_wr(d, reg + PAGODA_ENG_RING_SIZE, RING_ENTRIES);
 }
 
-void pagoda_start(QPagoda *d, QGuestAllocator *alloc)
+void pagoda_attach(QPagoda *d)
 {
-    d->alloc = alloc;
     qpci_device_enable(&d->dev);
     /* map the large BAR first: libqos hands out MMIO space in order */
     d->vram = qpci_iomap(&d->dev, PAGODA_BAR_VRAM, &d->vram_bar_size);
@@ -158,6 +157,12 @@ void pagoda_start(QPagoda *d, QGuestAllocator *alloc)
                                   &d->host_aperture_bar_size);
     d->mmio = qpci_iomap(&d->dev, PAGODA_BAR_MMIO, NULL);
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_ID), ==, PAGODA_ID);
+}
+
+void pagoda_start(QPagoda *d, QGuestAllocator *alloc)
+{
+    d->alloc = alloc;
+    pagoda_attach(d);
     for (unsigned e = 0; e < PAGODA_NUM_ENGINES; e++) {
         ring_init(d, e);
     }

@@ -33,6 +33,11 @@ typedef struct QPagoda {
 
 /* Enable the device (bus master, BARs), start both rings. */
 void pagoda_start(QPagoda *d, QGuestAllocator *alloc);
+/*
+ * Enable the device and map its BARs, its rings as they are (a device
+ * migrated from one pagoda_start() set up, @d's software state with it).
+ */
+void pagoda_attach(QPagoda *d);
 
 uint32_t pagoda_rd(QPagoda *d, uint32_t reg);
 void pagoda_wr(QPagoda *d, uint32_t reg, uint32_t val);
