@@ -117,7 +117,8 @@ build_qemu() {
 	step "QEMU build (minimal x86_64 with the pagoda device; first build about 7 minutes)"
 	"$PAGODA_ROOT/scripts/overlay.sh" "$QEMU_SRC"
 	qemu_configure "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-configure.log" "$QEMU_FLAGS"
-	local targets="qemu-system-x86_64 tests/qtest/qos-test tests/qtest/pagoda-bench"
+	local targets="qemu-system-x86_64 tests/qtest/qos-test tests/qtest/pagoda-bench
+		tests/qtest/$MIGRATION_TEST"
 	have_fuzz_repro_test &&
 		targets="$targets tests/qtest/$FUZZ_REPRO_TEST"
 	qemu_ninja "$QEMU_BUILD" "$PAGODA_CACHE/logs/qemu-build.log" $targets
