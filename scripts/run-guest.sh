@@ -5,7 +5,7 @@
 #   scripts/run-guest.sh [--kvm] [--kernel stock|debug] [--timeout SECONDS]
 #                        [--device OPTS] [--append KERNEL_ARGS]
 #                        [--stress-seconds N] [--pngs DIR] [--prebuilt]
-#                        [PROGRAM...]
+#                        [--migrate N [--migrate-interval S]] [PROGRAM...]
 #
 #   --kvm          use KVM instead of TCG (needs a working /dev/kvm)
 #   --kernel K     stock: Debian's 6.12 (default); debug: the same 6.12 with
@@ -21,6 +21,10 @@
 #   --prebuilt     boot the kernel and image as they are, without bringing
 #                  them up to date first (scripts/test.sh builds them once
 #                  for boots that run side by side)
+#   --migrate N    live-migrate the running guest N times, every S seconds
+#                  (--migrate-interval, default 8), each time to a new QEMU
+#                  (scripts/migrate-guest.py); fewer than N migrations fail
+#                  the run. The guest then has no screen channel (ttyS1)
 #   PROGRAM        name of a guest program; without any, every test in
 #                  tests/guest/ runs
 #
@@ -54,6 +58,8 @@ DEVICE_OPTS=
 APPEND=
 PNGS=
 PREBUILT=
+MIGRATE=
+MIGRATE_INTERVAL=8
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kvm) ACCEL=kvm ;;
@@ -64,6 +70,8 @@ while [ $# -gt 0 ]; do
 	--append) APPEND+=" ${2:?--append needs a value}"; shift ;;
 	--pngs) PNGS=${2:?--pngs needs a directory}; shift ;;
 	--prebuilt) PREBUILT=1 ;;
+	--migrate) MIGRATE=${2:?--migrate needs a count}; shift ;;
+	--migrate-interval) MIGRATE_INTERVAL=${2:?--migrate-interval needs seconds}; shift ;;
 	-h|--help) usage 0 ;;
 	--) shift; break ;;
 	-*) printf 'unknown option %s\n\n' "$1" >&2; usage 2 ;;
@@ -78,6 +86,7 @@ if [ -z "$TIMEOUT" ]; then
 fi
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds, not '$TIMEOUT'"
 [[ $DEVICE_OPTS != *[[:space:]]* ]] || die "--device options must not contain spaces"
+[[ -z $MIGRATE || $MIGRATE =~ ^[1-9][0-9]*$ ]] || die "--migrate must be a positive count, not '$MIGRATE'"
 APPEND=${APPEND# }
 
 if [ "$KERNEL" = debug ]; then
@@ -153,25 +162,38 @@ fi
 # The agent waits for QEMU's sockets and ends with QEMU (or with this
 # script); the run's result never depends on it: a guest request it does
 # not answer times out in the guest, which fails that program.
-python3 "$PAGODA_ROOT/scripts/guest-agent.py" --qmp "$RUNDIR/qmp.sock" \
-	--serial "$RUNDIR/agent.sock" --dumps "$PAGODA_CACHE/logs" \
-	--prefix "$(basename "$LOG" .log)" ${PNGS:+--pngs "$PNGS"} \
-	</dev/null >"$AGENT_LOG" 2>&1 &
-agent_pid=$!
+# The guest's machine; the console and the screen channel are added below.
+# shellcheck disable=SC2206 # PAGODA_QEMU_ARGS is split on purpose
+MACHINE=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m 1G -smp 2
+	-nodefaults -display none -no-reboot
+	-kernel "$VMLINUZ" -initrd "$IMAGE" -append "$CMDLINE"
+	-device "pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}" ${PAGODA_QEMU_ARGS:-})
 
 start=$(date +%s.%N)
 set +e
-# -serial stdio comes first: the console stays ttyS0, the agent is ttyS1.
-timeout -k 5 "$TIMEOUT" "$QEMU_BIN" \
-	-machine q35 -accel "$ACCEL" -cpu "$CPU" -m 1G -smp 2 \
-	-nodefaults -serial stdio -display none -no-reboot \
-	-qmp "unix:$RUNDIR/qmp.sock,server=on,wait=off" \
-	-chardev "socket,id=agent,path=$RUNDIR/agent.sock,server=on,wait=off" \
-	-serial chardev:agent \
-	-kernel "$VMLINUZ" -initrd "$IMAGE" -append "$CMDLINE" \
-	-device "pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}" ${PAGODA_QEMU_ARGS:-} </dev/null 2>&1 |
-	sed -u 's/\r$//' | tee "$LOG"
-qemu_rc=${PIPESTATUS[0]}
+if [ -n "$MIGRATE" ]; then
+	info "migrations: $MIGRATE, every $MIGRATE_INTERVAL s"
+	touch "$AGENT_LOG"
+	# the driver gives each QEMU the console (on a socket it copies) and QMP
+	timeout -k 5 "$TIMEOUT" python3 "$PAGODA_ROOT/scripts/migrate-guest.py" \
+		--count "$MIGRATE" --interval "$MIGRATE_INTERVAL" --rundir "$RUNDIR" -- \
+		"$QEMU_BIN" "${MACHINE[@]}" </dev/null 2>&1 |
+		sed -u 's/\r$//' | tee "$LOG"
+	qemu_rc=${PIPESTATUS[0]}
+else
+	python3 "$PAGODA_ROOT/scripts/guest-agent.py" --qmp "$RUNDIR/qmp.sock" \
+		--serial "$RUNDIR/agent.sock" --dumps "$PAGODA_CACHE/logs" \
+		--prefix "$(basename "$LOG" .log)" ${PNGS:+--pngs "$PNGS"} \
+		</dev/null >"$AGENT_LOG" 2>&1 &
+	agent_pid=$!
+	# -serial stdio comes first: the console stays ttyS0, the agent is ttyS1.
+	timeout -k 5 "$TIMEOUT" "$QEMU_BIN" -serial stdio \
+		-qmp "unix:$RUNDIR/qmp.sock,server=on,wait=off" \
+		-chardev "socket,id=agent,path=$RUNDIR/agent.sock,server=on,wait=off" \
+		-serial chardev:agent "${MACHINE[@]}" </dev/null 2>&1 |
+		sed -u 's/\r$//' | tee "$LOG"
+	qemu_rc=${PIPESTATUS[0]}
+fi
 set -e
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 printf '\n'
@@ -243,6 +265,15 @@ if grep -qE "$REPORT" <<<"$CONSOLE"; then
 		shown && /^PAGODA-(RESULT|START|DONE)/ { shown = 0; n = 0 }
 		shown && n++ < 60 { print "        " $0 }' <<<"$CONSOLE" | head -n 200
 	failed=$((failed + 1))
+fi
+
+if [ -n "$MIGRATE" ]; then
+	migrated=$(grep -c '^PAGODA-MIGRATION [0-9]* total ' "$LOG" || true)
+	info "migrations: $migrated of $MIGRATE: $(sed -n 's/^PAGODA-MIGRATION [0-9]* total \([0-9]*\) downtime \([0-9]*\) .*/\1 ms (downtime \2 ms)/p' "$LOG" | paste -sd, - | sed 's/,/, /g')"
+	if [ "$migrated" -lt "$MIGRATE" ]; then
+		info "FAIL migrations: $migrated of $MIGRATE completed"
+		failed=$((failed + 1))
+	fi
 fi
 
 echo "$passed passed, $failed failed"

@@ -120,6 +120,11 @@ VM_DEVICES="mmu-levels=2 segment-page-size=4096"
 # render engine reaches physically), where its DMA buffers must split.
 PHYS_PROGRAMS="phys_split"
 PHYS_DEVICE=vram-size=16M,hidden-vram-size=8M,aperture-size=16M
+# Programs with GPU work in flight while the running guest is live-migrated
+# to a new QEMU three times (scripts/migrate-guest.py), on the suite's
+# device: what they check must hold across the migrations.
+MIGRATION_PROGRAMS="stress vm_render tiles phys_split"
+MIGRATION_ARGS="--migrate 3 --migrate-interval 6 --stress-seconds 20"
 # The KCOV-guided UAPI fuzzer (scripts/fuzz-driver.sh runs it for longer)
 # joins the small device's boot on the debug kernel, which has KCOV: 30 s
 # of three processes competing for its VRAM.
@@ -139,8 +144,9 @@ main_boot() {
 }
 
 # other_boots KERNEL KIND: the interrupt programs under INTx, the
-# address-space programs on the other page-table layouts and physical mode
-# on a small device (with the UAPI fuzzer on the debug kernel).
+# address-space programs on the other page-table layouts, physical mode
+# on a small device (with the UAPI fuzzer on the debug kernel), and GPU
+# work across live migrations.
 other_boots() {
 	local kernel=$1 kind=$2 opts
 	guest_boot "$kind" "$kernel-intx" --kernel "$kernel" --prebuilt \
@@ -152,6 +158,10 @@ other_boots() {
 	guest_boot "$kind" "$kernel-phys" --kernel "$kernel" --prebuilt \
 		--append "$DRIVER_ARGS $KFUZZ_ARGS" --device "$PHYS_DEVICE" $PHYS_PROGRAMS \
 		${KFUZZ_PROGRAM[$kernel]}
+	# shellcheck disable=SC2086 # word splitting intended
+	guest_boot "$kind" "$kernel-migration" --kernel "$kernel" --prebuilt \
+		--append "$DRIVER_ARGS" --device "$SUITE_DEVICE" $MIGRATION_ARGS \
+		$MIGRATION_PROGRAMS
 }
 
 # debug_side: the debug kernel (built on first use, minutes) and its image,
