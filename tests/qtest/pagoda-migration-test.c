@@ -36,6 +36,8 @@
 #define R_DST       (1 * BLOCK)
 #define P_SRC       (2 * BLOCK)
 #define P_DST       (3 * BLOCK)
+#define SCATTER     (4 * BLOCK)     /* pages a page list names, in reverse */
+#define LIST_PAGES  1024
 
 /* One QEMU with the device set up as the test left it. */
 typedef struct Machine {
@@ -52,6 +54,7 @@ typedef struct Layout {
     uint64_t fence_wb;              /* the paging engine's fence, written back */
     uint64_t after;                 /* a command buffer for after it */
     uint64_t gate;                  /* both chains wait for the test to set it */
+    uint64_t list;                  /* LIST_PAGES page addresses in SCATTER */
 } Layout;
 
 static uint32_t pattern(unsigned engine, unsigned job)
@@ -187,7 +190,8 @@ static uint64_t submit_render_chain(QPagoda *d, const Layout *l)
 
 /*
  * The paging chain: job k transfers P_SRC to P_DST, fills P_SRC with its
- * pattern, and copies P_DST's first 8 bytes to logs[k].
+ * pattern, copies the start of P_SRC to the pages of a page list, and
+ * P_DST's first 8 bytes to logs[k].
  */
 static uint64_t submit_paging_chain(QPagoda *d, const Layout *l)
 {
@@ -199,6 +203,8 @@ static uint64_t submit_paging_chain(QPagoda *d, const Layout *l)
         pagoda_cmds_init(&c);
         pagoda_cmd_transfer(&c, 0, VRAM(P_SRC), VRAM(P_DST), BLOCK);
         pagoda_cmd_fill(&c, VRAM(P_SRC), pattern(PG, k), BLOCK);
+        pagoda_cmd_transfer(&c, PAGODA_TRANSFER_DST_LIST, VRAM(P_SRC), SYS(l->list),
+                            LIST_PAGES * 4096ull);
         pagoda_cmd_transfer(&c, 0, VRAM(P_DST), SYS(l->logs + 8 * k), 8);
         fence = pagoda_submit(d, PG, SYS(pagoda_cmds_upload(d, &c)), pagoda_cmds_bytes(&c), 0,
                               0);
@@ -269,6 +275,10 @@ static bool run_case(unsigned seed, const char *file)
     l.fence_wb = pagoda_alloc(&src.d, 4096, 4096);
     l.after = pagoda_alloc(&src.d, 4096, 4096);
     l.gate = pagoda_alloc(&src.d, 4096, 4096);
+    l.list = pagoda_alloc(&src.d, LIST_PAGES * 8, 4096);
+    for (unsigned i = 0; i < LIST_PAGES; i++) {
+        pagoda_writeq(&src.d, l.list + 8 * i, VRAM(SCATTER + (LIST_PAGES - 1 - i) * 4096ull));
+    }
     pagoda_wr64(&src.d, PAGODA_REG_ENGINE(PG) + PAGODA_ENG_FENCE_WB_LO, SYS(l.fence_wb));
     pagoda_cmds_init(&c);
     pagoda_cmd_fill(&c, VRAM(R_SRC), initial, BLOCK);
@@ -282,6 +292,7 @@ static bool run_case(unsigned seed, const char *file)
     pagoda_submit(&src.d, RE, SYS(pagoda_cmds_upload(&src.d, &c)), pagoda_cmds_bytes(&c), 0, 0);
     pagoda_submit(&src.d, PG, SYS(pagoda_cmds_upload(&src.d, &c)), pagoda_cmds_bytes(&c), 0, 0);
     pagoda_cmds_free(&c);
+    pagoda_writeq(&src.d, l.gate, 0);
     rfence = submit_render_chain(&src.d, &l);
     pfence = submit_paging_chain(&src.d, &l);
     pagoda_writeq(&src.d, l.gate, 1);
@@ -297,13 +308,16 @@ static bool run_case(unsigned seed, const char *file)
     g_assert_true(pagoda_wait_fence(&dst.d, RE, rfence));
     g_assert_cmpuint(pagoda_rd(&dst.d, PAGODA_REG_FAULT_COUNT), ==, 0);
     check_results(&dst, &l, initial);
-    /* the device keeps working after it */
+    /* the device keeps working after it; the list's pages hold the last pattern */
     pagoda_cmds_init(&c);
+    pagoda_cmd_transfer(&c, 0, VRAM(SCATTER), SYS(l.logs + 8), 8);
     pagoda_cmd_fill(&c, VRAM(P_DST), 0x600d, 4096);
     pagoda_cmd_transfer(&c, 0, VRAM(P_DST), SYS(l.logs), 8);
     run_at(&dst.d, PG, l.after, &c);
     pagoda_cmds_free(&c);
     g_assert_cmphex(pagoda_readq(&dst.d, l.logs), ==, 0x0000600d0000600dull);
+    g_assert_cmphex(pagoda_readq(&dst.d, l.logs + 8), ==,
+                    (uint64_t)pattern(PG, JOBS - 1) << 32 | pattern(PG, JOBS - 1));
     machine_quit(&dst);
     return busy;
 }
