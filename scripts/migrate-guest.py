@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run a guest's QEMU and live-migrate it, running, to a new QEMU, again and again.
+"""Run a guest's QEMU, snapshot and restore it, and live-migrate it to new QEMUs.
 
 scripts/run-guest.sh --migrate N starts the guest through this script. It
 starts QEMU (its arguments follow "--") with the guest's console on a
@@ -13,11 +13,23 @@ QEMU and goes on with the second. After each migration it prints
   PAGODA-MIGRATION K total MS downtime MS setup MS ram-transferred MIB
                    dirty-syncs N pages-sent-again N
 
-on stdout (QMP's query-migrate figures), between console lines. It exits
-with the status of the last QEMU once the guest powers off, or 3 when a
-migration fails.
+on stdout (QMP's query-migrate figures), between console lines.
 
-  usage: migrate-guest.py --count N --interval S --rundir DIR -- QEMU ARGS...
+With --snapshots K it first, K times, every INTERVAL seconds, stops the
+guest, saves a snapshot (savevm, into a qcow2 image it makes through QMP
+in DIR), lets the guest run on for 2 s, then stops it and loads the
+snapshot (loadvm) and lets it go on from there: the guest's GPU work in
+flight at the snapshot runs again from the snapshot's state. What the
+guest printed between the save and the load is dropped from the console,
+as it never happened for the guest. It prints
+
+  PAGODA-SNAPSHOT K saved and loaded, B console bytes of the discarded run
+
+It exits with the status of the last QEMU once the guest powers off, or
+3 when a migration or a snapshot fails.
+
+  usage: migrate-guest.py --count N [--snapshots K] --interval S --rundir DIR
+                          -- QEMU ARGS...
 """
 import argparse
 import json
@@ -65,14 +77,28 @@ def qmp(conn, command, **arguments):
 
 
 class Console:
-    """The guest's ttyS0: a socket each QEMU connects to in turn, copied to stdout."""
+    """The guest's ttyS0: a socket each QEMU connects to in turn, copied to stdout.
+
+    While held, what arrives is kept aside instead: dropped, or let through.
+    """
 
     def __init__(self, path):
         self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.server.bind(path)
         self.server.listen(2)
         self.lock = threading.Lock()
+        self.held = None
         threading.Thread(target=self.serve, daemon=True).start()
+
+    def hold(self):
+        with self.lock:
+            self.held = bytearray()
+
+    def drop(self):
+        """Stop holding; return how many bytes were held (and dropped)."""
+        with self.lock:
+            n, self.held = len(self.held), None
+        return n
 
     def serve(self):
         while True:
@@ -89,7 +115,16 @@ class Console:
 
     def write(self, data):
         with self.lock:
+            if self.held is not None:
+                self.held += data
+                return
             sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+
+    def note(self, text):
+        """A line of the driver's own, never held."""
+        with self.lock:
+            sys.stdout.buffer.write(text.encode())
             sys.stdout.buffer.flush()
 
 
@@ -122,9 +157,71 @@ def migrate(console, src_conn, rundir, index):
         time.sleep(0.05)
 
 
+def hmp(conn, command):
+    """An HMP command through QMP; raise if it printed an error."""
+    out = qmp(conn, "human-monitor-command", **{"command-line": command})
+    if out and ("rror" in out or "fail" in out):
+        raise RuntimeError("%s: %s" % (command, out.strip()))
+
+
+def wait_job(conn, job):
+    """Wait for a QMP job to conclude, then dismiss it."""
+    deadline = time.time() + 60
+    while True:
+        jobs = {j["id"]: j for j in qmp(conn, "query-jobs")}
+        if jobs.get(job, {}).get("status") == "concluded":
+            if jobs[job].get("error"):
+                raise RuntimeError("%s: %s" % (job, jobs[job]["error"]))
+            qmp(conn, "job-dismiss", id=job)
+            return
+        if time.time() > deadline:
+            raise RuntimeError("%s did not conclude" % job)
+        time.sleep(0.05)
+
+
+def snapshot_image(conn, rundir):
+    """A qcow2 node ("snapshots") savevm keeps the VM's state in, made through QMP."""
+    path = os.path.join(rundir, "snapshots.qcow2")
+    qmp(conn, "blockdev-create", **{"job-id": "make-file",
+                                    "options": {"driver": "file", "filename": path, "size": 0}})
+    wait_job(conn, "make-file")
+    qmp(conn, "blockdev-add", driver="file", filename=path, **{"node-name": "snapshot-file"})
+    qmp(conn, "blockdev-create", **{"job-id": "make-qcow2",
+                                    "options": {"driver": "qcow2", "file": "snapshot-file",
+                                                "size": 64 << 20}})
+    wait_job(conn, "make-qcow2")
+    qmp(conn, "blockdev-add", driver="qcow2", file="snapshot-file",
+        **{"node-name": "snapshots"})
+
+
+def snapshot_cycle(console, conn, k, run_on):
+    """Save a snapshot, let the guest run on, load it back: the run on never happened."""
+    qmp(conn, "stop")
+    time.sleep(0.2)  # what the guest printed before it stopped reaches the console
+    hmp(conn, "savevm pagoda-%d" % k)
+    console.hold()
+    qmp(conn, "cont")
+    time.sleep(run_on)
+    qmp(conn, "stop")
+    hmp(conn, "loadvm pagoda-%d" % k)
+    dropped = console.drop()
+    console.note("PAGODA-SNAPSHOT %d saved and loaded, %d console bytes of the discarded run\n"
+                 % (k, dropped))
+    qmp(conn, "cont")
+
+
+def wait_running(proc, seconds):
+    """Sleep while QEMU runs; False when it ended first."""
+    end = time.time() + seconds
+    while time.time() < end and proc.poll() is None:
+        time.sleep(0.1)
+    return proc.poll() is None
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--count", type=int, required=True)
+    parser.add_argument("--snapshots", type=int, default=0)
     parser.add_argument("--interval", type=float, required=True)
     parser.add_argument("--rundir", required=True)
     parser.add_argument("qemu", nargs=argparse.REMAINDER)
@@ -133,21 +230,32 @@ def main():
     console = Console(os.path.join(opts.rundir, "con.sock"))
     procs = []
 
-    def stop(*_):
+    def kill_all():
         for p in procs:
             if p.poll() is None:
                 p.kill()
+
+    def on_sigterm(*_):
+        kill_all()
         sys.exit(124)
-    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGTERM, on_sigterm)
 
     proc, qmp_path = start_qemu(args, opts.rundir, 0, False)
     procs.append(proc)
     sock, conn = qmp_connect(qmp_path, time.time() + 60)
+    try:
+        if opts.snapshots:
+            snapshot_image(conn, opts.rundir)
+        for k in range(1, opts.snapshots + 1):
+            if not wait_running(proc, opts.interval):
+                break
+            snapshot_cycle(console, conn, k, 2)
+    except (RuntimeError, OSError, ValueError) as err:
+        console.note("PAGODA-SNAPSHOT failed: %s\n" % err)
+        kill_all()
+        return 3
     for k in range(1, opts.count + 1):
-        end = time.time() + opts.interval
-        while time.time() < end and proc.poll() is None:
-            time.sleep(0.1)
-        if proc.poll() is not None:
+        if not wait_running(proc, opts.interval):
             break  # the guest finished first
         dst, dst_qmp = start_qemu(args, opts.rundir, k, True)
         procs.append(dst)
@@ -155,11 +263,11 @@ def main():
         try:
             info = migrate(console, conn, opts.rundir, k)
         except RuntimeError as err:
-            console.write(("PAGODA-MIGRATION %d failed: %s\n" % (k, err)).encode())
-            stop()
+            console.note("PAGODA-MIGRATION %d failed: %s\n" % (k, err))
+            kill_all()
             return 3
         ram = info.get("ram", {})
-        console.write(("PAGODA-MIGRATION %d total %d downtime %d setup %d ram-transferred %d "
+        console.note(("PAGODA-MIGRATION %d total %d downtime %d setup %d ram-transferred %d "
                        "dirty-syncs %d pages-sent-again %d\n"
                        % (k, info.get("total-time", -1), info.get("downtime", -1),
                           info.get("setup-time", -1),
@@ -168,7 +276,7 @@ def main():
                           ram.get("dirty-sync-missed-zero-copy", 0) +
                           max(0, ram.get("normal", 0) + ram.get("duplicate", 0) -
                               ram.get("total", 0) // max(1, ram.get("page-size", 4096)))
-                          )).encode())
+                          )))
         try:
             qmp(conn, "quit")
         except (OSError, ValueError, RuntimeError):

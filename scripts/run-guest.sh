@@ -5,7 +5,8 @@
 #   scripts/run-guest.sh [--kvm] [--kernel stock|debug] [--timeout SECONDS]
 #                        [--device OPTS] [--append KERNEL_ARGS]
 #                        [--stress-seconds N] [--pngs DIR] [--prebuilt]
-#                        [--migrate N [--migrate-interval S]] [PROGRAM...]
+#                        [--migrate N] [--snapshots K] [--migrate-interval S]
+#                        [PROGRAM...]
 #
 #   --kvm          use KVM instead of TCG (needs a working /dev/kvm)
 #   --kernel K     stock: Debian's 6.12 (default); debug: the same 6.12 with
@@ -25,6 +26,8 @@
 #                  (--migrate-interval, default 8), each time to a new QEMU
 #                  (scripts/migrate-guest.py); fewer than N migrations fail
 #                  the run. The guest then has no screen channel (ttyS1)
+#   --snapshots K  before that, K times every S seconds: save a snapshot
+#                  (savevm), let the guest run 2 s, load it back (loadvm)
 #   PROGRAM        name of a guest program; without any, every test in
 #                  tests/guest/ runs
 #
@@ -59,6 +62,7 @@ APPEND=
 PNGS=
 PREBUILT=
 MIGRATE=
+SNAPSHOTS=0
 MIGRATE_INTERVAL=8
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -72,6 +76,7 @@ while [ $# -gt 0 ]; do
 	--prebuilt) PREBUILT=1 ;;
 	--migrate) MIGRATE=${2:?--migrate needs a count}; shift ;;
 	--migrate-interval) MIGRATE_INTERVAL=${2:?--migrate-interval needs seconds}; shift ;;
+	--snapshots) SNAPSHOTS=${2:?--snapshots needs a count}; shift ;;
 	-h|--help) usage 0 ;;
 	--) shift; break ;;
 	-*) printf 'unknown option %s\n\n' "$1" >&2; usage 2 ;;
@@ -87,6 +92,8 @@ fi
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds, not '$TIMEOUT'"
 [[ $DEVICE_OPTS != *[[:space:]]* ]] || die "--device options must not contain spaces"
 [[ -z $MIGRATE || $MIGRATE =~ ^[1-9][0-9]*$ ]] || die "--migrate must be a positive count, not '$MIGRATE'"
+[[ $SNAPSHOTS =~ ^[0-9]+$ ]] || die "--snapshots must be a count, not '$SNAPSHOTS'"
+[ "$SNAPSHOTS" = 0 ] || MIGRATE=${MIGRATE:-0}
 APPEND=${APPEND# }
 
 if [ "$KERNEL" = debug ]; then
@@ -172,11 +179,12 @@ MACHINE=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m 1G -smp 2
 start=$(date +%s.%N)
 set +e
 if [ -n "$MIGRATE" ]; then
-	info "migrations: $MIGRATE, every $MIGRATE_INTERVAL s"
+	info "snapshots: $SNAPSHOTS, migrations: $MIGRATE, every $MIGRATE_INTERVAL s"
 	touch "$AGENT_LOG"
 	# the driver gives each QEMU the console (on a socket it copies) and QMP
 	timeout -k 5 "$TIMEOUT" python3 "$PAGODA_ROOT/scripts/migrate-guest.py" \
-		--count "$MIGRATE" --interval "$MIGRATE_INTERVAL" --rundir "$RUNDIR" -- \
+		--count "$MIGRATE" --snapshots "$SNAPSHOTS" --interval "$MIGRATE_INTERVAL" \
+		--rundir "$RUNDIR" -- \
 		"$QEMU_BIN" "${MACHINE[@]}" </dev/null 2>&1 |
 		sed -u 's/\r$//' | tee "$LOG"
 	qemu_rc=${PIPESTATUS[0]}
@@ -272,6 +280,12 @@ if [ -n "$MIGRATE" ]; then
 	info "migrations: $migrated of $MIGRATE: $(sed -n 's/^PAGODA-MIGRATION [0-9]* total \([0-9]*\) downtime \([0-9]*\) .*/\1 ms (downtime \2 ms)/p' "$LOG" | paste -sd, - | sed 's/,/, /g')"
 	if [ "$migrated" -lt "$MIGRATE" ]; then
 		info "FAIL migrations: $migrated of $MIGRATE completed"
+		failed=$((failed + 1))
+	fi
+	snapshots=$(grep -c '^PAGODA-SNAPSHOT [0-9]* saved and loaded' "$LOG" || true)
+	info "snapshots saved and loaded: $snapshots of $SNAPSHOTS"
+	if [ "$snapshots" -lt "$SNAPSHOTS" ]; then
+		info "FAIL snapshots: $snapshots of $SNAPSHOTS saved and loaded"
 		failed=$((failed + 1))
 	fi
 fi

@@ -120,11 +120,12 @@ VM_DEVICES="mmu-levels=2 segment-page-size=4096"
 # render engine reaches physically), where its DMA buffers must split.
 PHYS_PROGRAMS="phys_split"
 PHYS_DEVICE=vram-size=16M,hidden-vram-size=8M,aperture-size=16M
-# Programs with GPU work in flight while the running guest is live-migrated
-# to a new QEMU three times (scripts/migrate-guest.py), on the suite's
-# device: what they check must hold across the migrations.
+# Programs with GPU work in flight while the running guest is snapshotted
+# and restored once, then live-migrated to a new QEMU three times
+# (scripts/migrate-guest.py), on the suite's device: what they check must
+# hold across it all.
 MIGRATION_PROGRAMS="stress vm_render tiles phys_split"
-MIGRATION_ARGS="--migrate 3 --migrate-interval 6 --stress-seconds 20"
+MIGRATION_ARGS="--snapshots 1 --migrate 3 --migrate-interval 4 --stress-seconds 30"
 # The KCOV-guided UAPI fuzzer (scripts/fuzz-driver.sh runs it for longer)
 # joins the small device's boot on the debug kernel, which has KCOV: 30 s
 # of three processes competing for its VRAM.
