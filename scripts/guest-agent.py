@@ -23,7 +23,10 @@ when its parent is gone). It logs
 every request and reply to stdout; a written PNG is logged as "wrote PATH".
 
   usage: guest-agent.py --qmp SOCKET --serial SOCKET --dumps DIR
-                        --prefix PREFIX [--pngs DIR]
+                        --prefix PREFIX [--pngs DIR] [--follow]
+
+With --follow (a guest that migrates from QEMU to QEMU,
+scripts/migrate-guest.py) it connects to QMP anew for each screendump.
 """
 import argparse
 import json
@@ -67,12 +70,17 @@ class Qmp:
 
     def __init__(self, sock):
         sock.settimeout(QMP_TIMEOUT)
+        self.sock = sock
         self.file = sock.makefile("rwb")
         # Replies carry their command's id: a late reply to a command that
         # timed out is skipped.
         self.id = 0
         self.read()  # the greeting
         self.execute("qmp_capabilities")
+
+    def close(self):
+        self.file.close()
+        self.sock.close()
 
     def read(self):
         line = self.file.readline()
@@ -148,6 +156,12 @@ class Agent:
         self.dumps = {}  # NAME -> (width, height, rgb) of its last screendump
 
     def screendump(self, path, fmt):
+        if self.args.follow:
+            # a guest that migrates: the QMP socket's name leads to the
+            # QEMU it runs in now (a monitor takes one client at a time)
+            if self.qmp is not None:
+                self.qmp.close()
+            self.qmp = Qmp(connect(self.args.qmp, self.args.parent))
         if self.qmp is None:
             raise AgentError("no QMP connection")
         if os.path.exists(path):
@@ -232,8 +246,10 @@ def main():
     parser.add_argument("--dumps", required=True)
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--pngs")
+    parser.add_argument("--follow", action="store_true",
+                        help="connect to QMP for each screendump (the guest migrates)")
     args = parser.parse_args()
-    parent = os.getppid()
+    parent = args.parent = os.getppid()
     if args.pngs:
         os.makedirs(args.pngs, exist_ok=True)
 

@@ -8,7 +8,10 @@ whichever QEMU the guest runs in. Every INTERVAL seconds, N times, it starts
 a second QEMU with the same arguments waiting for an incoming migration on
 a socket, migrates the running guest to it over QMP (while the guest's GPU
 work is in flight), waits for the migration to complete, quits the first
-QEMU and goes on with the second. After each migration it prints
+QEMU and goes on with the second. The guest's screen channel (ttyS1)
+follows it: each QEMU connects to DIR/qemu-agent.sock, the screen agent
+to DIR/agent.sock, and DIR/qmp.sock leads to the current QEMU's second
+QMP socket. After each migration it prints
 
   PAGODA-MIGRATION K total MS downtime MS setup MS ram-transferred MIB
                    dirty-syncs N pages-sent-again N
@@ -128,12 +131,82 @@ class Console:
             sys.stdout.buffer.flush()
 
 
+class AgentChannel:
+    """The guest's ttyS1 across QEMUs: each QEMU connects to one socket, the
+    screen agent (scripts/guest-agent.py) to another; what the guest sends
+    goes to the agent, the agent's replies to the QEMU the guest runs in."""
+
+    def __init__(self, rundir):
+        self.lock = threading.Lock()
+        self.qemus = []
+        self.current = 0
+        self.agent = None
+        self.qemu_server = self.listen(os.path.join(rundir, "qemu-agent.sock"))
+        self.agent_server = self.listen(os.path.join(rundir, "agent.sock"))
+        threading.Thread(target=self.accept_qemus, daemon=True).start()
+        threading.Thread(target=self.accept_agent, daemon=True).start()
+
+    @staticmethod
+    def listen(path):
+        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        server.bind(path)
+        server.listen(2)
+        return server
+
+    def accept_qemus(self):
+        while True:
+            conn, _ = self.qemu_server.accept()
+            with self.lock:
+                self.qemus.append(conn)
+            threading.Thread(target=self.to_agent, args=(conn,), daemon=True).start()
+
+    def to_agent(self, conn):
+        while True:
+            data = conn.recv(4096)
+            if not data:
+                return
+            with self.lock:
+                agent = self.agent
+            if agent:
+                agent.sendall(data)
+
+    def accept_agent(self):
+        self.agent, _ = self.agent_server.accept()
+        while True:
+            data = self.agent.recv(4096)
+            if not data:
+                return
+            with self.lock:
+                qemu = self.qemus[self.current] if self.current < len(self.qemus) else None
+            if qemu:
+                qemu.sendall(data)
+
+    def move_to(self, index):
+        """The guest runs in QEMU index now."""
+        with self.lock:
+            self.current = index
+
+
+def point_agent_qmp(rundir, index):
+    """The agent's QMP socket (a stable name) now leads to QEMU index's."""
+    link = os.path.join(rundir, "qmp.sock")
+    tmp = link + ".new"
+    os.symlink(os.path.join(rundir, "agent-qmp-%d.sock" % index), tmp)
+    os.replace(tmp, link)
+
+
 def start_qemu(args, rundir, index, incoming):
-    """QEMU number index, with its own QMP socket, its console on the shared one."""
+    """QEMU number index, with its own QMP sockets, its console and screen
+    channel on the shared ones."""
     qmp_path = os.path.join(rundir, "qmp-%d.sock" % index)
     extra = ["-qmp", "unix:%s,server=on,wait=off" % qmp_path,
+             "-qmp", "unix:%s,server=on,wait=off" % os.path.join(rundir,
+                                                               "agent-qmp-%d.sock" % index),
              "-chardev", "socket,id=con,path=%s,server=off" % os.path.join(rundir, "con.sock"),
-             "-serial", "chardev:con"]
+             "-serial", "chardev:con",
+             "-chardev", "socket,id=agent,path=%s,server=off" % os.path.join(rundir,
+                                                                              "qemu-agent.sock"),
+             "-serial", "chardev:agent"]
     if incoming:
         extra += ["-incoming", "unix:%s" % os.path.join(rundir, "mig-%d.sock" % index)]
     # the console chardev must be the first serial port: it goes first
@@ -230,6 +303,7 @@ def main():
     opts = parser.parse_args()
     args = opts.qemu[1:] if opts.qemu and opts.qemu[0] == "--" else opts.qemu
     console = Console(os.path.join(opts.rundir, "con.sock"))
+    agent = AgentChannel(opts.rundir)
     procs = []
 
     def kill_all():
@@ -244,6 +318,7 @@ def main():
 
     proc, qmp_path = start_qemu(args, opts.rundir, 0, False)
     procs.append(proc)
+    point_agent_qmp(opts.rundir, 0)
     sock, conn = qmp_connect(qmp_path, time.time() + 60)
     try:
         if opts.snapshots:
@@ -284,6 +359,8 @@ def main():
                           max(0, ram.get("normal", 0) + ram.get("duplicate", 0) -
                               ram.get("total", 0) // max(1, ram.get("page-size", 4096)))
                           )))
+        agent.move_to(k)
+        point_agent_qmp(opts.rundir, k)
         try:
             qmp(conn, "quit")
         except (OSError, ValueError, RuntimeError):

@@ -25,7 +25,7 @@
 #   --migrate N    live-migrate the running guest N times, every S seconds
 #                  (--migrate-interval, default 8), each time to a new QEMU
 #                  (scripts/migrate-guest.py); fewer than N migrations fail
-#                  the run. The guest then has no screen channel (ttyS1)
+#                  the run. The screen channel (ttyS1) follows the guest
 #   --snapshots K  before that, K times every S seconds: save a snapshot
 #                  (savevm), let the guest run 2 s, load it back (loadvm)
 #   PROGRAM        name of a guest program; without any, every test in
@@ -166,9 +166,6 @@ if [ -n "$PNGS" ]; then
 	mkdir -p "$PNGS" || die "cannot create $PNGS" "give --pngs a writable directory"
 	PNGS=$(cd "$PNGS" && pwd)
 fi
-# The agent waits for QEMU's sockets and ends with QEMU (or with this
-# script); the run's result never depends on it: a guest request it does
-# not answer times out in the guest, which fails that program.
 # The guest's machine; the console and the screen channel are added below.
 # shellcheck disable=SC2206 # PAGODA_QEMU_ARGS is split on purpose
 MACHINE=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m 1G -smp 2
@@ -178,10 +175,20 @@ MACHINE=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m 1G -smp 2
 
 start=$(date +%s.%N)
 set +e
+# The screen agent: QMP and the guest's ttyS1 (for a guest that migrates,
+# sockets of migrate-guest.py that follow it). It waits for the sockets and
+# ends with QEMU (or with this script); the run's result never depends on
+# it: a guest request it does not answer times out in the guest, which
+# fails that program.
+python3 "$PAGODA_ROOT/scripts/guest-agent.py" --qmp "$RUNDIR/qmp.sock" \
+	--serial "$RUNDIR/agent.sock" --dumps "$PAGODA_CACHE/logs" \
+	--prefix "$(basename "$LOG" .log)" ${PNGS:+--pngs "$PNGS"} ${MIGRATE:+--follow} \
+	</dev/null >"$AGENT_LOG" 2>&1 &
+agent_pid=$!
 if [ -n "$MIGRATE" ]; then
 	info "snapshots: $SNAPSHOTS, migrations: $MIGRATE, every $MIGRATE_INTERVAL s"
-	touch "$AGENT_LOG"
-	# the driver gives each QEMU the console (on a socket it copies) and QMP
+	# the driver gives each QEMU the console (on a socket it copies), QMP
+	# and the screen channel
 	timeout -k 5 "$TIMEOUT" python3 "$PAGODA_ROOT/scripts/migrate-guest.py" \
 		--count "$MIGRATE" --snapshots "$SNAPSHOTS" --interval "$MIGRATE_INTERVAL" \
 		--rundir "$RUNDIR" -- \
@@ -189,11 +196,6 @@ if [ -n "$MIGRATE" ]; then
 		sed -u 's/\r$//' | tee "$LOG"
 	qemu_rc=${PIPESTATUS[0]}
 else
-	python3 "$PAGODA_ROOT/scripts/guest-agent.py" --qmp "$RUNDIR/qmp.sock" \
-		--serial "$RUNDIR/agent.sock" --dumps "$PAGODA_CACHE/logs" \
-		--prefix "$(basename "$LOG" .log)" ${PNGS:+--pngs "$PNGS"} \
-		</dev/null >"$AGENT_LOG" 2>&1 &
-	agent_pid=$!
 	# -serial stdio comes first: the console stays ttyS0, the agent is ttyS1.
 	timeout -k 5 "$TIMEOUT" "$QEMU_BIN" -serial stdio \
 		-qmp "unix:$RUNDIR/qmp.sock,server=on,wait=off" \
