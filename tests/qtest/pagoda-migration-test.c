@@ -318,6 +318,11 @@ static bool run_case(unsigned seed, const char *file)
     g_assert_cmphex(pagoda_readq(&dst.d, l.logs), ==, 0x0000600d0000600dull);
     g_assert_cmphex(pagoda_readq(&dst.d, l.logs + 8), ==,
                     (uint64_t)pattern(PG, JOBS - 1) << 32 | pattern(PG, JOBS - 1));
+    /* and resets: every register back to its power-on value */
+    pagoda_wr(&dst.d, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
+    g_assert_cmphex(pagoda_rd(&dst.d, PAGODA_REG_STATUS), ==, 0);
+    g_assert_cmpuint(pagoda_rd64(&dst.d, PAGODA_REG_ENGINE(RE) + PAGODA_ENG_FENCE_LO), ==, 0);
+    g_assert_cmpuint(pagoda_rd(&dst.d, PAGODA_REG_ENGINE(PG) + PAGODA_ENG_RING_SIZE), ==, 0);
     machine_quit(&dst);
     return busy;
 }
