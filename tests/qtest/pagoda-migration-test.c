@@ -1,8 +1,8 @@
 /*
  * Pagoda migration test: chains of jobs that give a wrong answer if any
  * command runs twice or is skipped (copy then overwrite the source, CRC
- * then fill, CALLs, a WAIT_FENCE on the other engine's fence) run on both
- * engines; the VM is migrated at a seeded point in the middle of them (to
+ * then fill, CALLs, a WAIT_FENCE on the other engine's fence, a page list,
+ * a fence slot read before it is signalled) run on both engines; the VM is migrated at a seeded point in the middle of them (to
  * a file, then loaded into a second QEMU that continues), and everything
  * the jobs wrote must equal what they write without a migration, each
  * fence once.
@@ -55,6 +55,8 @@ typedef struct Layout {
     uint64_t after;                 /* a command buffer for after it */
     uint64_t gate;                  /* both chains wait for the test to set it */
     uint64_t list;                  /* LIST_PAGES page addresses in SCATTER */
+    uint64_t marks;                 /* JOBS fences, each signalled by its job */
+    uint64_t seen;                  /* JOBS: each mark as its job found it */
 } Layout;
 
 static uint32_t pattern(unsigned engine, unsigned job)
@@ -160,7 +162,9 @@ static void run_at(QPagoda *d, unsigned engine, uint64_t addr, PagodaCmds *c)
 /*
  * The render chain: job k copies R_SRC to R_DST through a CALL, fills
  * R_SRC with its pattern, then writes R_DST's CRC-32 to crcs[k] after
- * waiting for the paging chain's job k (its fence written back).
+ * waiting for the paging chain's job k (its fence written back); last it
+ * copies its fence slot marks[k] to seen[k], then signals marks[k]: a
+ * signal written twice would be seen.
  */
 static uint64_t submit_render_chain(QPagoda *d, const Layout *l)
 {
@@ -180,6 +184,8 @@ static uint64_t submit_render_chain(QPagoda *d, const Layout *l)
         /* the paging chain's job k: fence k + 3 (after the set-up and the gate) */
         pagoda_cmd_wait(&c, SYS(l->fence_wb), k + 3);
         pagoda_cmd_crc32(&c, VRAM(R_DST), BLOCK, SYS(l->crcs + 4 * k));
+        pagoda_cmd_copy(&c, SYS(l->marks + 8 * k), SYS(l->seen + 8 * k), 8);
+        pagoda_cmd_signal(&c, SYS(l->marks + 8 * k), k + 1, false);
         fence = pagoda_submit(d, RE, SYS(pagoda_cmds_upload(d, &c)), pagoda_cmds_bytes(&c), 0,
                               0);
         pagoda_cmds_free(&sub);
@@ -251,6 +257,9 @@ static void check_results(Machine *m, const Layout *l, uint32_t initial)
             crcs[k] = block_crc(before);
         }
         g_assert_cmphex(qtest_readl(m->qts, l->crcs + 4 * k), ==, crcs[k]);
+        /* each fence written once: its job found it unwritten */
+        g_assert_cmpuint(pagoda_readq(&m->d, l->marks + 8 * k), ==, k + 1);
+        g_assert_cmpuint(pagoda_readq(&m->d, l->seen + 8 * k), ==, 0);
         g_assert_cmphex(log, ==, (uint64_t)want << 32 | want);
     }
 }
@@ -276,6 +285,8 @@ static bool run_case(unsigned seed, const char *file)
     l.after = pagoda_alloc(&src.d, 4096, 4096);
     l.gate = pagoda_alloc(&src.d, 4096, 4096);
     l.list = pagoda_alloc(&src.d, LIST_PAGES * 8, 4096);
+    l.marks = pagoda_alloc(&src.d, JOBS * 8, 4096);
+    l.seen = pagoda_alloc(&src.d, JOBS * 8, 4096);
     for (unsigned i = 0; i < LIST_PAGES; i++) {
         pagoda_writeq(&src.d, l.list + 8 * i, VRAM(SCATTER + (LIST_PAGES - 1 - i) * 4096ull));
     }
