@@ -737,7 +737,7 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 		u32 index, shift, n, i;
 		int ret;
 
-		if (!pagoda_pt_span_leaf64(vm, va) && pt_large_ok(vm, va, paddr, bytes, false)) {
+		if (pt_large_ok(vm, va, paddr, bytes, false) && !pagoda_pt_span_leaf64(vm, va)) {
 			ret = pagoda_pt_writer_flush(w);
 			if (!ret)
 				ret = pagoda_pt_set_large(vm, w->batch, va,
@@ -796,7 +796,7 @@ static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *
 		u32 n;
 		int ret;
 
-		if (!pagoda_pt_span_leaf64(vm, va) && pt_large_ok(vm, va, 0, end - va, true)) {
+		if (pt_large_ok(vm, va, 0, end - va, true) && !pagoda_pt_span_leaf64(vm, va)) {
 			ret = pagoda_pt_set_large(vm, batch, va, pte | PAGODA_PTE_LARGE_PAGE);
 			if (ret)
 				return ret;

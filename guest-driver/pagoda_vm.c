@@ -92,6 +92,9 @@ struct pagoda_vm_op_ctx {
  * allocation (the tiles of a pool) place it once and take its link once:
  * @placed is the last allocation placed (locked for the transaction, it
  * stays there), @link the last link taken (a reference until the end).
+ * @leaf64: the operation being run maps into LEAF64 tables (its
+ * reservation is a tiled one, pagoda_vm_leaf64()), found once per
+ * operation.
  */
 struct pagoda_vm_bind {
 	struct pagoda_vm *vm;
@@ -100,6 +103,7 @@ struct pagoda_vm_bind {
 	struct pagoda_vma *spare[PAGODA_VM_PREALLOC];
 	struct pagoda_bo *placed;
 	struct drm_gpuvm_bo *link;
+	bool leaf64;
 };
 
 static struct pagoda_vma *to_pagoda_vma(struct drm_gpuva *va)
@@ -822,8 +826,7 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 			   (op->flags & DRM_PAGODA_VM_NO_EXECUTE ? PAGODA_PTE_NO_EXECUTE : 0);
 	if (!obj) {
 		op_ctx.pte_flags |= PAGODA_PTE_ZERO;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0,
-					    pagoda_vm_leaf64(vm, op->va, op->size));
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0, bind->leaf64);
 		return ret ?: pagoda_vm_update(bind, &op_ctx, op->va, op->size, NULL, 0);
 	}
 
@@ -832,8 +835,7 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 	ret = bind->placed == bo ? 0 : pagoda_vm_place(vm, bo);
 	if (!ret) {
 		bind->placed = bo;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset,
-					    pagoda_vm_leaf64(vm, op->va, op->size));
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset, bind->leaf64);
 	}
 	if (ret) {
 		pagoda_pt_put_spares(vm);
@@ -978,6 +980,7 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 	struct pagoda_va_reservation *res, *src;
 	int ret;
 
+	bind->leaf64 = false;
 	switch (op->op) {
 	case DRM_PAGODA_VM_OP_RESERVE:
 		return pagoda_vm_reserve(bind, op);
@@ -990,6 +993,7 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 				return -ENOENT;
 			if (res->tiled && !pagoda_vm_tiles_ok(vm, op, obj))
 				return -EINVAL;
+			bind->leaf64 = vm->leaf64 && res->tiled;
 			return pagoda_vm_map(bind, op, obj);
 		}
 		ret = pagoda_vm_reserve(bind, op);
@@ -1013,6 +1017,7 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 			return -EINVAL;
 		if (op->op == DRM_PAGODA_VM_OP_UNMAP)
 			return pagoda_vm_unmap(bind, op->va, op->size);
+		bind->leaf64 = vm->leaf64 && res->tiled;
 		return pagoda_vm_map_like(bind, op->va, op->size, op->va, &op->flags);
 	case DRM_PAGODA_VM_OP_COPY:
 		res = pagoda_vm_find_reservation(vm, op->va, op->size);
@@ -1022,6 +1027,7 @@ static int pagoda_vm_run_op(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op
 		/* tiles are copied onto tiles, pages onto pages */
 		if (res->tiled != src->tiled || (res->tiled && !pagoda_vm_tiles_ok(vm, op, NULL)))
 			return -EINVAL;
+		bind->leaf64 = vm->leaf64 && res->tiled;
 		return pagoda_vm_map_like(bind, op->offset, op->size, op->va, NULL);
 	}
 	return -EINVAL;
