@@ -248,6 +248,25 @@ static const struct drm_plane_funcs pagoda_plane_funcs = {
 
 /* ---- CRTC --------------------------------------------------------------- */
 
+/*
+ * The controller blanks at its own refresh rate: a mode's timings must
+ * describe a frame (a total that fits the helpers' 32-bit arithmetic) and
+ * claim that rate, within 1%.
+ */
+static enum drm_mode_status pagoda_mode_timing_valid(const struct drm_display_mode *mode,
+						     u32 refresh_mhz)
+{
+	u64 frame = (u64)mode->htotal * mode->vtotal * max_t(u16, mode->vscan, 1);
+	u64 mhz;
+
+	if (!frame || frame > U32_MAX || mode->clock <= 0)
+		return MODE_H_ILLEGAL;
+	mhz = div64_u64((u64)mode->clock * 1000000, frame);
+	if (mhz * 100 < (u64)refresh_mhz * 99 || mhz * 100 > (u64)refresh_mhz * 101)
+		return MODE_CLOCK_RANGE;
+	return MODE_OK;
+}
+
 static enum drm_mode_status pagoda_crtc_mode_valid(struct drm_crtc *crtc,
 						   const struct drm_display_mode *mode)
 {
@@ -259,7 +278,7 @@ static enum drm_mode_status pagoda_crtc_mode_valid(struct drm_crtc *crtc,
 		return MODE_VIRTUAL_Y;
 	if (mode->flags & (DRM_MODE_FLAG_INTERLACE | DRM_MODE_FLAG_DBLSCAN))
 		return MODE_NO_INTERLACE;
-	return MODE_OK;
+	return pagoda_mode_timing_valid(mode, disp->refresh_mhz);
 }
 
 static int pagoda_crtc_atomic_check(struct drm_crtc *crtc, struct drm_atomic_state *state)
@@ -388,14 +407,39 @@ static const struct drm_crtc_funcs pagoda_crtc_funcs = {
 
 /* ---- connector ------------------------------------------------------------ */
 
-/* A mode of exactly @width x @height at @refresh_hz (CVT rounds widths to 8 pixels). */
+/*
+ * The pixel clock (kHz) that makes @mode refresh at exactly @refresh_mhz,
+ * its vertical blanking grown by the lines that takes (at most 1000): the
+ * controller blanks at its own rate, and a client pacing itself by the
+ * mode's refresh must not drift from it. 0 when none fits.
+ */
+static int pagoda_mode_exact_clock(struct drm_display_mode *mode, u32 refresh_mhz)
+{
+	u32 lines;
+
+	for (lines = 0; lines <= 1000; lines++) {
+		u64 frame = (u64)mode->htotal * (mode->vtotal + lines) * refresh_mhz;
+
+		if (frame % 1000000 == 0 && frame / 1000000 <= INT_MAX) {
+			mode->vtotal += lines;
+			return frame / 1000000;
+		}
+	}
+	return 0;
+}
+
+/*
+ * A mode of exactly @width x @height (CVT rounds widths to 8 pixels) that
+ * refreshes at exactly @refresh_mhz thousandths of a hertz.
+ */
 static struct drm_display_mode *pagoda_mode_create(struct drm_device *drm, u32 width, u32 height,
-						   u32 refresh_hz)
+						   u32 refresh_mhz)
 {
 	struct drm_display_mode *mode;
-	int grow;
+	int grow, clock;
 
-	mode = drm_cvt_mode(drm, width, height, refresh_hz, false, false, false);
+	mode = drm_cvt_mode(drm, width, height, DIV_ROUND_CLOSEST(refresh_mhz, 1000), false, false,
+			    false);
 	if (!mode)
 		return NULL;
 	grow = width - mode->hdisplay;
@@ -403,6 +447,9 @@ static struct drm_display_mode *pagoda_mode_create(struct drm_device *drm, u32 w
 	mode->hsync_start += grow;
 	mode->hsync_end += grow;
 	mode->htotal += grow;
+	clock = pagoda_mode_exact_clock(mode, refresh_mhz);
+	if (clock)
+		mode->clock = clock;
 	drm_mode_set_name(mode);
 	return mode;
 }
@@ -418,7 +465,7 @@ static int pagoda_connector_get_modes(struct drm_connector *connector)
 
 		mode = pagoda_mode_create(connector->dev, PAGODA_DISP_MODE_WIDTH(disp->modes[i]),
 					  PAGODA_DISP_MODE_HEIGHT(disp->modes[i]),
-					  disp->refresh_hz);
+					  disp->refresh_mhz);
 		if (!mode)
 			continue;
 		mode->type |= DRM_MODE_TYPE_DRIVER;
@@ -498,7 +545,8 @@ static int pagoda_display_read_modes(struct pagoda_device *pgdev)
 	disp->max_height = pagoda_read(pgdev, PAGODA_REG_DISP_MAX_HEIGHT);
 	n = pagoda_read(pgdev, PAGODA_REG_DISP_NUM_MODES);
 	/* the register counts vertical blanks per 1000 s */
-	disp->refresh_hz = DIV_ROUND_CLOSEST(pagoda_read(pgdev, PAGODA_REG_DISP_REFRESH), 1000);
+	disp->refresh_mhz = pagoda_read(pgdev, PAGODA_REG_DISP_REFRESH);
+	disp->refresh_hz = DIV_ROUND_CLOSEST(disp->refresh_mhz, 1000);
 	if (!disp->max_width || !disp->max_height || !n || n > PAGODA_DISP_MAX_MODES ||
 	    !disp->refresh_hz) {
 		drm_err(&pgdev->drm, "display controller: maximum %ux%u, %u modes, %u Hz\n",

@@ -38,6 +38,7 @@ struct pagoda_scanout {
  * @max_width: largest mode width the controller scans out
  * @max_height: largest mode height
  * @refresh_hz: vertical blanks per second, the modes' refresh rate
+ * @refresh_mhz: the same in thousandths (PAGODA_REG_DISP_REFRESH), exact
  * @num_modes: entries of @modes
  * @modes: the device's modes (PAGODA_REG_DISP_MODE() values), the
  *	preferred one first
@@ -55,6 +56,7 @@ struct pagoda_display {
 	struct drm_connector connector;
 	u32 max_width, max_height;
 	u32 refresh_hz;
+	u32 refresh_mhz;
 	u32 num_modes;
 	u32 modes[PAGODA_DISP_MAX_MODES];
 	spinlock_t lock; /* see @lock above */

@@ -338,18 +338,33 @@ static void test_console(struct kms *k)
 	pt_check(s.ncolors >= 2, "console text visible: %u colours", s.ncolors);
 }
 
-/* The connector lists the device's modes, preferred first, none too large. */
+/*
+ * The connector lists the device's modes, preferred first, none too large,
+ * each refreshing at exactly the rate the controller blanks at.
+ */
 static void test_mode_list(struct kms *k)
 {
 	uint32_t n = pt_reg(k->mmio, PAGODA_REG_DISP_NUM_MODES);
 	uint32_t pw = pt_reg(k->mmio, PAGODA_REG_DISP_PREF_WIDTH);
 	uint32_t ph = pt_reg(k->mmio, PAGODA_REG_DISP_PREF_HEIGHT);
+	uint64_t refresh_mhz = pt_reg(k->mmio, PAGODA_REG_DISP_REFRESH);
 	const drmModeModeInfo *pref = preferred_mode(k);
-	int i, too_large = 0;
+	int i, too_large = 0, inexact = 0;
 
-	for (i = 0; i < k->connector->count_modes; i++)
-		too_large += k->connector->modes[i].hdisplay > k->max_width ||
-			     k->connector->modes[i].vdisplay > k->max_height;
+	for (i = 0; i < k->connector->count_modes; i++) {
+		const drmModeModeInfo *m = &k->connector->modes[i];
+
+		too_large += m->hdisplay > k->max_width || m->vdisplay > k->max_height;
+		/* clock (kHz) / frame = refresh, exactly, in thousandths of a hertz */
+		if ((uint64_t)m->clock * 1000000 != refresh_mhz * m->htotal * m->vtotal) {
+			inexact++;
+			printf("mode %s: %u kHz, %ux%u total: not %llu mHz\n", m->name, m->clock,
+			       m->htotal, m->vtotal, (unsigned long long)refresh_mhz);
+		}
+	}
+	pt_check(!inexact, "every mode refreshes at exactly the controller's %llu.%03llu Hz (%d not)",
+		 (unsigned long long)refresh_mhz / 1000, (unsigned long long)refresh_mhz % 1000,
+		 inexact);
 	pt_check((uint32_t)k->connector->count_modes == n,
 		 "%d modes listed, the device has %u", k->connector->count_modes, n);
 	pt_check(pref->hdisplay == pw && pref->vdisplay == ph, "preferred mode %ux%u (device %ux%u)",
@@ -598,6 +613,22 @@ static void test_bad_input(struct kms *k)
 	ret = kms_commit(k, &big, &fb, mode->hdisplay, mode->vdisplay, 0,
 			 DRM_MODE_ATOMIC_TEST_ONLY, NULL);
 	pt_check(ret == -EINVAL, "same, test only: %d (EINVAL)", ret);
+
+	/* timings the controller cannot follow: it blanks at its own rate */
+	big = *mode;
+	big.clock = INT32_MAX;
+	ret = kms_commit(k, &big, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+	pt_check(ret == -EINVAL, "a pixel clock of INT_MAX: %d (EINVAL)", ret);
+	big = *mode;
+	big.clock = mode->clock / 2;
+	ret = kms_commit(k, &big, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+	pt_check(ret == -EINVAL, "half the refresh rate: %d (EINVAL)", ret);
+	big = *mode;
+	big.htotal = 32768;
+	big.vtotal = 32768;
+	big.vscan = 4;
+	ret = kms_commit(k, &big, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+	pt_check(ret == -EINVAL, "htotal x vtotal x vscan = 2^32: %d (EINVAL)", ret);
 
 	/* strides the controller cannot use, formats it does not scan out */
 	handles[0] = fb.handle;
