@@ -370,6 +370,11 @@ static void test_mode_list(struct kms *k)
 	pt_check(pref->hdisplay == pw && pref->vdisplay == ph, "preferred mode %ux%u (device %ux%u)",
 		 pref->hdisplay, pref->vdisplay, pw, ph);
 	pt_check(!too_large, "no mode beyond %ux%u", k->max_width, k->max_height);
+	/* a modern controller's reach by default: a 4K screen, square 4096 */
+	if (!pt_cmdline_has("max-xres") && !pt_cmdline_has("max-yres"))
+		pt_check(k->max_width >= 4096 && k->max_height >= 4096,
+			 "the default maximum surface is at least 4096x4096 (%ux%u)", k->max_width,
+			 k->max_height);
 }
 
 /* Every mode, each with its own pattern in a dumb buffer. */

@@ -283,12 +283,13 @@ static void test_display_bad(void *obj, void *data, QGuestAllocator *alloc)
     const BadScanout cases[] = {
         { "valid", VRAM(0), 64, 48, 256, XRGB, 0 },
         { "width 0", VRAM(0), 0, 48, 256, XRGB, PAGODA_FAULT_BAD_DISPLAY },
-        { "width > max", VRAM(0), 2561, 48, 2561 * 4, XRGB,
+        /* the default max-xres and max-yres: 4096 */
+        { "width > max", VRAM(0), 4097, 48, 4097 * 4, XRGB,
           PAGODA_FAULT_BAD_DISPLAY },
         { "huge width", VRAM(0), 0xffffffff, 1, 0xfffffffc, XRGB,
           PAGODA_FAULT_BAD_DISPLAY },
         { "height 0", VRAM(0), 64, 0, 256, XRGB, PAGODA_FAULT_BAD_DISPLAY },
-        { "height > max", VRAM(0), 64, 1601, 256, XRGB,
+        { "height > max", VRAM(0), 64, 4097, 256, XRGB,
           PAGODA_FAULT_BAD_DISPLAY },
         { "stride % 4", VRAM(0), 64, 48, 258, XRGB, PAGODA_FAULT_BAD_DISPLAY },
         { "stride < line", VRAM(0), 64, 48, 252, XRGB,

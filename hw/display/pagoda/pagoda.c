@@ -623,8 +623,8 @@ static const Property pagoda_properties[] = {
     DEFINE_PROP_UINT32("va-bits", PagodaState, va_bits, 0),
     DEFINE_PROP_UINT32("xres", PagodaState, disp.xres, 1024),
     DEFINE_PROP_UINT32("yres", PagodaState, disp.yres, 768),
-    DEFINE_PROP_UINT32("max-xres", PagodaState, disp.max_xres, 2560),
-    DEFINE_PROP_UINT32("max-yres", PagodaState, disp.max_yres, 1600),
+    DEFINE_PROP_UINT32("max-xres", PagodaState, disp.max_xres, 4096),
+    DEFINE_PROP_UINT32("max-yres", PagodaState, disp.max_yres, 4096),
 };
 
 static const VMStateDescription vmstate_pagoda_context = {
