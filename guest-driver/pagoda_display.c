@@ -50,9 +50,11 @@
 /* The register takes DRM fourcc codes: the plane's formats are the device's. */
 static_assert(DRM_FORMAT_XRGB8888 == PAGODA_DISP_FORMAT_XRGB8888);
 static_assert(DRM_FORMAT_RGB565 == PAGODA_DISP_FORMAT_RGB565);
+static_assert(DRM_FORMAT_ARGB8888 == PAGODA_DISP_FORMAT_ARGB8888);
 
 static const u32 pagoda_plane_formats[] = {
 	DRM_FORMAT_XRGB8888,
+	DRM_FORMAT_ARGB8888,
 	DRM_FORMAT_RGB565,
 };
 

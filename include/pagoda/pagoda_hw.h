@@ -306,6 +306,7 @@
 #define PAGODA_REG_DISP_FORMAT		0x2034	/* staged: a DRM fourcc code */
 #define   PAGODA_DISP_FORMAT_XRGB8888	0x34325258	/* 'XR24': 4 bytes, x:R:G:B */
 #define   PAGODA_DISP_FORMAT_RGB565	0x36314752	/* 'RG16': 2 bytes, R:G:B 5:6:5 */
+#define   PAGODA_DISP_FORMAT_ARGB8888	0x34325241	/* 'AR24': 4 bytes, A:R:G:B, shown opaque */
 #define PAGODA_REG_DISP_CONTROL		0x2038	/* staged */
 #define   PAGODA_DISP_CONTROL_ENABLE	PAGODA_BIT(0)	/* scan out; off shows nothing */
 #define PAGODA_REG_DISP_FLIP		0x203c	/* write: latch the staged state at the next vblank */

@@ -47,6 +47,7 @@ static uint32_t format_bpp(uint32_t format)
 {
     switch (format) {
     case PAGODA_DISP_FORMAT_XRGB8888:
+    case PAGODA_DISP_FORMAT_ARGB8888:
         return 4;
     case PAGODA_DISP_FORMAT_RGB565:
         return 2;
@@ -341,7 +342,8 @@ static void scanout_line(PagodaState *s, uint32_t y)
 
     scanout_read(s, so->surface + (uint64_t)so->stride * y, d->line,
                  (uint64_t)width * format_bpp(so->format));
-    if (so->format == PAGODA_DISP_FORMAT_XRGB8888) {
+    /* one plane over nothing: ARGB's alpha has nothing to blend with */
+    if (format_bpp(so->format) == 4) {
         for (x = 0; x < width; x++) {
             pixels[x] = ldl_le_p(line + 4 * x) & 0xffffff;
         }

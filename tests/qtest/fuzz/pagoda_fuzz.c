@@ -940,6 +940,7 @@ static void act_display(FuzzState *st)
 {
     static const uint32_t formats[] = {
         PAGODA_DISP_FORMAT_XRGB8888, PAGODA_DISP_FORMAT_RGB565,
+        PAGODA_DISP_FORMAT_ARGB8888,
     };
     QemuConsole *con = qemu_console_lookup_by_index(0);
     uint8_t b = in_u8(st);
