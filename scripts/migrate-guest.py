@@ -79,6 +79,14 @@ def qmp(conn, command, **arguments):
         return reply.get("return")
 
 
+def listen(path):
+    """A Unix socket server at path."""
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(path)
+    server.listen(2)
+    return server
+
+
 class Console:
     """The guest's ttyS0: a socket each QEMU connects to in turn, copied to stdout.
 
@@ -86,9 +94,7 @@ class Console:
     """
 
     def __init__(self, path):
-        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.server.bind(path)
-        self.server.listen(2)
+        self.server = listen(path)
         self.lock = threading.Lock()
         self.held = None
         threading.Thread(target=self.serve, daemon=True).start()
@@ -141,17 +147,10 @@ class AgentChannel:
         self.qemus = []
         self.current = 0
         self.agent = None
-        self.qemu_server = self.listen(os.path.join(rundir, "qemu-agent.sock"))
-        self.agent_server = self.listen(os.path.join(rundir, "agent.sock"))
+        self.qemu_server = listen(os.path.join(rundir, "qemu-agent.sock"))
+        self.agent_server = listen(os.path.join(rundir, "agent.sock"))
         threading.Thread(target=self.accept_qemus, daemon=True).start()
         threading.Thread(target=self.accept_agent, daemon=True).start()
-
-    @staticmethod
-    def listen(path):
-        server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        server.bind(path)
-        server.listen(2)
-        return server
 
     def accept_qemus(self):
         while True:
@@ -215,7 +214,7 @@ def start_qemu(args, rundir, index, incoming):
     return proc, qmp_path
 
 
-def migrate(console, src_conn, rundir, index):
+def migrate(src_conn, rundir, index):
     """Migrate the running guest into QEMU index (waiting for it); its figures."""
     uri = "unix:%s" % os.path.join(rundir, "mig-%d.sock" % index)
     # a local socket: not QEMU's default 128 MiB/s
@@ -338,7 +337,7 @@ def main():
         procs.append(dst)
         dst_sock, dst_conn = qmp_connect(dst_qmp, time.time() + 60)
         try:
-            info = migrate(console, conn, opts.rundir, k)
+            info = migrate(conn, opts.rundir, k)
         except (RuntimeError, OSError, ValueError) as err:
             if proc.poll() is not None:
                 # the guest powered off meanwhile: no migration to finish
@@ -355,7 +354,6 @@ def main():
                           info.get("setup-time", -1),
                           ram.get("transferred", 0) // (1 << 20),
                           ram.get("dirty-sync-count", 0),
-                          ram.get("dirty-sync-missed-zero-copy", 0) +
                           max(0, ram.get("normal", 0) + ram.get("duplicate", 0) -
                               ram.get("total", 0) // max(1, ram.get("page-size", 4096)))
                           )))

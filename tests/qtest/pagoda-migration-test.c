@@ -102,6 +102,24 @@ static char *qmp_status(QTestState *qts, const char *command, const char *key)
     return status;
 }
 
+/* Until @qts's side of the migration has completed (by @end). */
+static void wait_migration(QTestState *qts, gint64 end)
+{
+    char *status;
+
+    for (;;) {
+        status = qmp_status(qts, "query-migrate", "status");
+        if (!strcmp(status, "completed") || !strcmp(status, "failed") ||
+            g_get_monotonic_time() > end) {
+            break;
+        }
+        g_free(status);
+        g_usleep(1000);
+    }
+    g_assert_cmpstr(status, ==, "completed");
+    g_free(status);
+}
+
 /*
  * Stop @src (the point of the migration: no engine works while stopped),
  * save it to @file, and load it into a second QEMU, left stopped. The
@@ -112,36 +130,15 @@ static void migrate(Machine *src, Machine *dst, const char *file)
 {
     g_autofree char *uri = g_strdup_printf("file:%s", file);
     gint64 end = g_get_monotonic_time() + 60 * G_USEC_PER_SEC;
-    char *status;
 
     qtest_qmp_assert_success(src->qts, "{ 'execute': 'stop' }");
     qtest_qmp_assert_success(src->qts, "{ 'execute': 'migrate', 'arguments': { 'uri': %s } }",
                              uri);
-    for (;;) {
-        status = qmp_status(src->qts, "query-migrate", "status");
-        if (!strcmp(status, "completed") || !strcmp(status, "failed") ||
-            g_get_monotonic_time() > end) {
-            break;
-        }
-        g_free(status);
-        g_usleep(1000);
-    }
-    g_assert_cmpstr(status, ==, "completed");
-    g_free(status);
+    wait_migration(src->qts, end);
 
     memset(dst, 0, sizeof(*dst));
     dst->qts = qtest_initf(MACHINE " -incoming %s", uri);
-    for (;;) {
-        status = qmp_status(dst->qts, "query-migrate", "status");
-        if (!strcmp(status, "completed") || !strcmp(status, "failed") ||
-            g_get_monotonic_time() > end) {
-            break;
-        }
-        g_free(status);
-        g_usleep(1000);
-    }
-    g_assert_cmpstr(status, ==, "completed");
-    g_free(status);
+    wait_migration(dst->qts, end);
     pc_alloc_init(&dst->alloc, dst->qts, ALLOC_NO_FLAGS);
     dst->d = src->d;
     dst->d.alloc = NULL;
