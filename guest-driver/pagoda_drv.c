@@ -396,7 +396,27 @@ static struct pci_driver pagoda_pci_driver = {
 	.remove		= pagoda_remove,
 	.err_handler	= &pagoda_pci_err_handlers,
 };
-module_pci_driver(pagoda_pci_driver);
+
+static int __init pagoda_init(void)
+{
+	int ret = pagoda_vm_module_init();
+
+	if (ret)
+		return ret;
+	ret = pci_register_driver(&pagoda_pci_driver);
+	if (ret)
+		pagoda_vm_module_exit();
+	return ret;
+}
+
+static void __exit pagoda_exit(void)
+{
+	pci_unregister_driver(&pagoda_pci_driver);
+	pagoda_vm_module_exit();
+}
+
+module_init(pagoda_init);
+module_exit(pagoda_exit);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");

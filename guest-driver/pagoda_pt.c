@@ -279,6 +279,8 @@ static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
 	}
 	vm->tables[pt->level]--;
 	vm->leaf64_tables -= pt->leaf64;
+	if (vm->leaf_hint == pt)
+		vm->leaf_hint = NULL;
 	kvfree(pt->children);
 	kfree(pt);
 }
@@ -474,6 +476,14 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
 	return 0;
 }
 
+/* The leaf table of the span of @va if it is the one last walked to, else NULL. */
+static struct pagoda_pt *pagoda_pt_hinted_leaf(struct pagoda_vm *vm, u64 va)
+{
+	if (vm->leaf_hint && vm->leaf_hint_span == va >> ilog2(LARGE_SIZE))
+		return vm->leaf_hint;
+	return NULL;
+}
+
 /**
  * pagoda_pt_alloc_range - make the tables a mapping needs
  * @vm: the address space, its lock held
@@ -495,9 +505,14 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
 int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
 			  u64 offset, bool leaf64)
 {
+	struct pagoda_pt *hint = pagoda_pt_hinted_leaf(vm, va);
 	struct pagoda_bo_run run;
 	int ret = 0;
 
+	/* less than a span, in that of an existing leaf table: no 2 MiB page, nothing to make */
+	if (hint && hint->leaf64 == leaf64 && size < LARGE_SIZE &&
+	    pagoda_pt_hinted_leaf(vm, va + size - 1) == hint)
+		return 0;
 	if (!bo)
 		return pagoda_pt_alloc_run(vm, va, 0, size, true, leaf64);
 	for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
@@ -606,6 +621,9 @@ static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batc
 	u32 index;
 	int ret;
 
+	*leaf = pagoda_pt_hinted_leaf(vm, va);
+	if (*leaf)
+		return 0;
 	ret = pagoda_pt_level1(vm, batch, va, &level1);
 	if (ret)
 		return ret;
@@ -632,6 +650,8 @@ static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batc
 			return ret;
 		level1->used++;
 	}
+	vm->leaf_hint = child;
+	vm->leaf_hint_span = va >> ilog2(LARGE_SIZE);
 	*leaf = child;
 	return 0;
 }

@@ -131,6 +131,10 @@ struct pagoda_fault {
  * @spares: leaf tables made for one update, to replace 2 MiB pages it
  *	splits or rewrites; freed when it ends
  * @large_ptes: entry of each 2 MiB page, by VA >> 21 (xa_mk_value())
+ * @leaf_hint: the leaf table last walked to, linked in; NULL once freed.
+ *	Binds of tiles walk to the same leaf table again and again: they
+ *	start here
+ * @leaf_hint_span: the 2 MiB span @leaf_hint maps, VA >> 21
  * @tables: tables in use, per level
  * @leaf64_tables: LEAF64 tables among the leaf tables
  * @last_update: fence of the last page-table update; jobs of the space
@@ -176,6 +180,8 @@ struct pagoda_vm {
 	u32 chunk_bytes;
 	struct list_head spares;
 	struct xarray large_ptes;
+	struct pagoda_pt *leaf_hint;
+	u64 leaf_hint_span;
 	u32 tables[PAGODA_MMU_MAX_LEVELS];
 	u32 leaf64_tables;
 	struct dma_fence *last_update;
@@ -330,6 +336,8 @@ void pagoda_pt_chunk_swapped(struct pagoda_pt_chunk *chunk);
 int pagoda_pt_restore(struct pagoda_vm *vm);
 
 /* pagoda_vm.c */
+int pagoda_vm_module_init(void);
+void pagoda_vm_module_exit(void);
 struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev);
 void pagoda_vm_destroy(struct pagoda_vm *vm);
 int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec,
