@@ -22,7 +22,10 @@
  * paging work of its own between its commands (placing allocations,
  * making page tables: VM_BIND's operations) builds its page-table writes
  * this way, and one request of many small updates becomes a few full jobs
- * rather than one job each. Its commands take no page lists.
+ * rather than one job each. Its commands take no page lists. Writes that
+ * continue the one before (the next entries of the same table, a flush of
+ * the range after the last one flushed) join it: a bind of many tiles
+ * side by side is a few commands, not two a tile.
  *
  * Addresses are the device's physical (segment, offset) pairs,
  * PAGODA_PADDR(). System pages are named by their bus address in
@@ -102,9 +105,53 @@ static u8 *batch_stage(struct pagoda_paging_batch *batch, u32 bytes)
 		batch->staged_size = size;
 	}
 	batch->staged_last = batch->staged_bytes;
+	batch->staged_ptes = 0;
 	cmd = batch->staged + batch->staged_bytes;
 	batch->staged_bytes += bytes;
 	return cmd;
+}
+
+/* A staged UPDATE_PAGE_TABLE's entry count. */
+static u32 staged_upt_count(const u8 *cmd)
+{
+	return le32_to_cpu(*(__le32 *)(cmd + 20));
+}
+
+/*
+ * Add @count explicit entries to the staged UPDATE_PAGE_TABLE they
+ * continue (same @header flags, @level and @table, entry @start right
+ * after its last), in front of the flush that may follow it: nothing
+ * runs between them, and that flush comes after all of them still.
+ * False when there is none, or it would grow past @max entries.
+ */
+static bool batch_staged_more_ptes(struct pagoda_paging_batch *batch, u32 flags, u32 level,
+				   u64 table, u32 start, const u64 *ptes, u32 count, u32 max)
+{
+	u32 at = batch->staged_ptes, n, end, tail, i;
+	u8 *cmd;
+
+	if (!at--)
+		return false;
+	cmd = batch->staged + at;
+	n = staged_upt_count(cmd);
+	if (PAGODA_CMD_FLAGS(le32_to_cpu(*(__le32 *)cmd)) != flags ||
+	    le32_to_cpu(*(__le32 *)(cmd + 4)) != level ||
+	    le64_to_cpu(*(__le64 *)(cmd + 8)) != table ||
+	    le32_to_cpu(*(__le32 *)(cmd + 16)) + n != start || n + count > max)
+		return false;
+	end = at + 24 + n * sizeof(u64);
+	tail = batch->staged_bytes - end;
+	if (IS_ERR(batch_stage(batch, count * sizeof(u64))))
+		return false;
+	cmd = batch->staged + at;
+	memmove(cmd + 24 + (n + count) * sizeof(u64), batch->staged + end, tail);
+	put32(cmd, 0, PAGODA_CMD_HEADER(PAGODA_CMD_UPDATE_PAGE_TABLE, flags, 6 + 2 * (n + count)));
+	put32(cmd, 20, n + count);
+	for (i = 0; i < count; i++)
+		put64(cmd, 24 + (n + i) * sizeof(u64), ptes[i]);
+	batch->staged_last = tail ? end + count * sizeof(u64) : at;
+	batch->staged_ptes = at + 1;
+	return true;
 }
 
 /*
@@ -358,6 +405,9 @@ int pagoda_paging_update_ptes(struct pagoda_paging_batch *batch, u32 level, u64 
 	bool repeat = flags & PAGODA_UPT_REPEAT;
 	u32 done, n, i;
 
+	if (batch->staging && !repeat &&
+	    batch_staged_more_ptes(batch, flags, level, table, start, ptes, count, chunk))
+		return 0;
 	for (done = 0; done < count; done += n) {
 		u8 *cmd;
 
@@ -373,6 +423,8 @@ int pagoda_paging_update_ptes(struct pagoda_paging_batch *batch, u32 level, u64 
 		put32(cmd, 20, n);
 		for (i = 0; i < (repeat ? 1 : n); i++)
 			put64(cmd, 24 + i * sizeof(u64), ptes[done + i]);
+		if (batch->staging && !repeat)
+			batch->staged_ptes = batch->staged_last + 1;
 	}
 	return 0;
 }
@@ -420,6 +472,9 @@ int pagoda_paging_flush_tlb(struct pagoda_paging_batch *batch, u32 context, u64 
 	u32 header = PAGODA_CMD_HEADER(PAGODA_CMD_FLUSH_TLB,
 				       all_contexts ? PAGODA_FLUSH_ALL_CONTEXTS : 0, 6);
 	u8 *cmd = size ? batch_staged_flush_before(batch, header, context, va) : NULL;
+	/* entries written last: more may still join them, in front of this flush */
+	u32 ptes = batch->staging && batch->staged_ptes == batch->staged_last + 1 ?
+		   batch->staged_ptes : 0;
 
 	/* the mappings of a staged batch side by side: one flush for them all */
 	if (cmd) {
@@ -429,6 +484,7 @@ int pagoda_paging_flush_tlb(struct pagoda_paging_batch *batch, u32 context, u64 
 	cmd = batch_reserve(batch, 24, 0, NULL, NULL);
 	if (IS_ERR(cmd))
 		return PTR_ERR(cmd);
+	batch->staged_ptes = ptes;
 	put32(cmd, 0, header);
 	put32(cmd, 4, context);
 	put64(cmd, 8, va);
@@ -497,6 +553,7 @@ int pagoda_paging_batch_flush(struct pagoda_paging_batch *batch)
 	}
 	batch->staging = true;
 	batch->staged_bytes = 0;
+	batch->staged_ptes = 0;
 	batch_flush(batch);
 	return offset < batch->staged_bytes ? PTR_ERR(cmd) : 0;
 }

@@ -23,6 +23,9 @@ struct pagoda_job;
  * @staged_bytes: bytes of @staged in use
  * @staged_size: bytes @staged holds
  * @staged_last: offset in @staged of the last command
+ * @staged_ptes: 1 + offset in @staged of the last command if it is an
+ *	UPDATE_PAGE_TABLE of explicit entries, or of the one before a last
+ *	FLUSH_TLB; else 0
  * @staging: commands go to @staged until pagoda_paging_batch_flush()
  *
  * Used by one thread from pagoda_paging_batch_init() (or _init_staged())
@@ -37,6 +40,7 @@ struct pagoda_paging_batch {
 	u32 staged_bytes;
 	u32 staged_size;
 	u32 staged_last;
+	u32 staged_ptes;
 	bool staging;
 };
 
