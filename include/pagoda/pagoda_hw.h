@@ -285,7 +285,9 @@
  * come at the refresh rate while the scanout is enabled or a flip is
  * pending. A latched state the controller cannot show (bad geometry or
  * format, surface outside its segment) shows black, sets STATUS.FAULT and
- * queues one fault record (engine PAGODA_FAULT_SOURCE_DISPLAY).
+ * queues one fault record (engine PAGODA_FAULT_SOURCE_DISPLAY). A cursor
+ * (CONTROL.CURSOR) is an ARGB8888 image, its alpha premultiplied, drawn
+ * over the surface at CURSOR_POS; its registers are staged with the rest.
  */
 #define PAGODA_REG_DISP_MAX_WIDTH	0x2000	/* read-only, pixels */
 #define PAGODA_REG_DISP_MAX_HEIGHT	0x2004	/* read-only, lines */
@@ -293,6 +295,8 @@
 #define PAGODA_REG_DISP_PREF_HEIGHT	0x200c
 #define PAGODA_REG_DISP_REFRESH		0x2010	/* read-only: vertical blanks per 1000 s */
 #define PAGODA_REG_DISP_NUM_MODES	0x2014	/* read-only: entries at DISP_MODE() */
+#define PAGODA_REG_DISP_CURSOR_MAX	0x2018	/* read-only: largest cursor, width | height << 16 */
+#define   PAGODA_DISP_CURSOR_MAX_SIZE	64
 #define PAGODA_REG_DISP_MODE(i)		(0x2100 + (i) * 4)	/* width | height << 16 */
 #define PAGODA_DISP_MAX_MODES		32
 #define PAGODA_DISP_MODE_WIDTH(m)	((m) & 0xffff)
@@ -309,6 +313,7 @@
 #define   PAGODA_DISP_FORMAT_ARGB8888	0x34325241	/* 'AR24': 4 bytes, A:R:G:B, shown opaque */
 #define PAGODA_REG_DISP_CONTROL		0x2038	/* staged */
 #define   PAGODA_DISP_CONTROL_ENABLE	PAGODA_BIT(0)	/* scan out; off shows nothing */
+#define   PAGODA_DISP_CONTROL_CURSOR	PAGODA_BIT(1)	/* draw the cursor (with ENABLE) */
 #define PAGODA_REG_DISP_FLIP		0x203c	/* write: latch the staged state at the next vblank */
 #define PAGODA_REG_DISP_STATUS		0x2040	/* read-only */
 #define   PAGODA_DISP_STATUS_FLIP_PENDING PAGODA_BIT(0)
@@ -318,6 +323,16 @@
 #define PAGODA_REG_DISP_FRAME_HI	0x204c
 #define PAGODA_REG_DISP_ACTIVE_SURFACE_LO 0x2050	/* read-only: latched SURFACE */
 #define PAGODA_REG_DISP_ACTIVE_SURFACE_HI 0x2054
+#define PAGODA_REG_DISP_SINCE_VBLANK	0x2058	/* read-only: ns since the last vertical blank */
+#define   PAGODA_DISP_NO_VBLANK		0xffffffff	/* none since reset, or 2^32 - 1 ns or more */
+#define PAGODA_REG_DISP_CURSOR_LO	0x2060	/* staged: PAGODA_PADDR() of the cursor's first pixel */
+#define PAGODA_REG_DISP_CURSOR_HI	0x2064
+#define PAGODA_REG_DISP_CURSOR_SIZE	0x2068	/* staged: width | height << 16, 1 .. CURSOR_MAX */
+#define PAGODA_REG_DISP_CURSOR_STRIDE	0x206c	/* staged: bytes, multiple of 4, >= width * 4 */
+#define PAGODA_REG_DISP_CURSOR_POS	0x2070	/* staged: x | y << 16, signed 16-bit each */
+#define PAGODA_DISP_XY(x, y)		(((x) & 0xffff) | ((unsigned int)((y) & 0xffff) << 16))
+#define PAGODA_DISP_X(v)		((int16_t)((v) & 0xffff))
+#define PAGODA_DISP_Y(v)		((int16_t)((v) >> 16))
 
 /* ---- Commands -----------------------------------------------------------
  * A DMA buffer is a sequence of commands. Each starts with a 32-bit header:

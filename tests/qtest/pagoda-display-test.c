@@ -1,7 +1,8 @@
 /*
  * QTest for the Pagoda GPU display controller: registers and mode list,
- * flips latched at vertical blanks and their interrupt, refused scanout
- * programming, and the pixels the console shows (through screendump).
+ * flips latched at vertical blanks and their interrupt and time, refused
+ * scanout programming, the pixels the console shows (through screendump)
+ * and the cursor drawn over them.
  *
  * The pagoda node of qos-test holds close to the number of tests qos-test
  * accepts per node: each test here covers several behaviours.
@@ -126,7 +127,7 @@ static void test_display_regs(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(pagoda_rd64(d, PAGODA_REG_DISP_SURFACE_LO), ==, 0);
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CONTROL), ==, 0);
 
-    /* staged registers read back whatever was written; CONTROL keeps ENABLE */
+    /* staged registers read back whatever was written; CONTROL its two bits *
     stage(d, 0xfedcba9876543210ull, 0xffffffff, 12345, 7, 0xdeadbeef,
           0xffffffff);
     g_assert_cmphex(pagoda_rd64(d, PAGODA_REG_DISP_SURFACE_LO), ==,
@@ -135,7 +136,8 @@ static void test_display_regs(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_DISP_HEIGHT), ==, 12345);
     g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_DISP_STRIDE), ==, 7);
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_FORMAT), ==, 0xdeadbeef);
-    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CONTROL), ==, ENABLE);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CONTROL), ==,
+                    ENABLE | PAGODA_DISP_CONTROL_CURSOR);
     stage(d, VRAM(0x1000), 640, 480, 2560, XRGB, ENABLE);
     g_assert_cmphex(pagoda_rd64(d, PAGODA_REG_DISP_SURFACE_LO), ==, VRAM(0x1000));
     g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_DISP_WIDTH), ==, 640);
@@ -172,6 +174,10 @@ static void test_display_flip(void *obj, void *data, QGuestAllocator *alloc)
     qpci_msix_enable(&d->dev);
     pagoda_wr(d, PAGODA_REG_INT_ENABLE, PAGODA_INT_ALL | PAGODA_INT_VBLANK);
 
+    /* no vblank yet: SINCE_VBLANK says none */
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_SINCE_VBLANK), ==,
+                    PAGODA_DISP_NO_VBLANK);
+
     /* from idle: the first vblank comes one period after FLIP */
     stage(d, a, 64, 48, 256, XRGB, ENABLE);
     pagoda_wr(d, PAGODA_REG_DISP_FLIP, 1);
@@ -190,6 +196,7 @@ static void test_display_flip(void *obj, void *data, QGuestAllocator *alloc)
                     PAGODA_DISP_STATUS_ENABLED);
     g_assert_cmphex(pagoda_rd64(d, PAGODA_REG_DISP_ACTIVE_SURFACE_LO), ==, a);
     g_assert_cmpuint(frame(d), ==, 1);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_DISP_SINCE_VBLANK), ==, 0);
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, PAGODA_INT_VBLANK);
     g_assert_true(qpci_msix_pending(&d->dev, PAGODA_MSIX_VECTOR_VBLANK));
     g_assert_false(qpci_msix_pending(&d->dev, PAGODA_MSIX_VECTOR_FAULT));
@@ -198,9 +205,14 @@ static void test_display_flip(void *obj, void *data, QGuestAllocator *alloc)
     pagoda_wr(d, PAGODA_REG_INT_STATUS, PAGODA_INT_VBLANK);
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, 0);
 
+    /* SINCE_VBLANK: the virtual time since that vblank, exactly */
+    step(d, 1234567);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_DISP_SINCE_VBLANK), ==, 1234567);
+
     /* enabled: a vblank every period, on a fixed grid */
-    step(d, p);
+    step(d, p - 1234567);
     g_assert_cmpuint(frame(d), ==, 2);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_DISP_SINCE_VBLANK), ==, 0);
     step(d, 3 * p);
     g_assert_cmpuint(frame(d), ==, 5);
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, PAGODA_INT_VBLANK);
@@ -229,6 +241,11 @@ static void test_display_flip(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmpuint(f, ==, 8);
     step(d, 10 * p);
     g_assert_cmpuint(frame(d), ==, f);
+    /* idle: the last vblank stays the last, and the count saturates */
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_DISP_SINCE_VBLANK), ==, 10 * p);
+    step(d, 300 * p);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_SINCE_VBLANK), ==,
+                    PAGODA_DISP_NO_VBLANK);
 
     /* INTx: asserted while INT_VBLANK is pending and enabled */
     qpci_msix_disable(&d->dev);
@@ -261,6 +278,8 @@ static void test_display_flip(void *obj, void *data, QGuestAllocator *alloc)
     step(d, 10 * p);
     g_assert_cmpuint(frame(d), ==, 0);
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_SINCE_VBLANK), ==,
+                    PAGODA_DISP_NO_VBLANK);
 }
 
 typedef struct BadScanout {
@@ -665,6 +684,182 @@ static void test_display_pixels(void *obj, void *data, QGuestAllocator *alloc)
     assert_black(grab(d), 320, 200);
 }
 
+/* Premultiplied ARGB @src over opaque @dst, as the display blends. */
+static uint32_t blend(uint32_t src, uint32_t dst)
+{
+    uint32_t a = src >> 24, out = 0;
+
+    for (unsigned shift = 0; shift < 24; shift += 8) {
+        uint32_t c = ((src >> shift) & 0xff) +
+                     (((dst >> shift) & 0xff) * (255 - a) + 127) / 255;
+
+        out |= MIN(c, 255) << shift;
+    }
+    return out;
+}
+
+static uint32_t cursor_pattern(uint32_t x, uint32_t y)
+{
+    /* opaque, clear and half-covering pixels, premultiplied */
+    uint32_t a = (x + y) % 3 == 0 ? 0xff : (x + y) % 3 == 1 ? 0 : 0x80;
+    uint32_t rgb = xrgb_pattern(x, y, 0xc0c0) & 0xffffff;
+    uint32_t r = ((rgb >> 16) & 0xff) * a / 255, g = ((rgb >> 8) & 0xff) * a / 255;
+    uint32_t b = (rgb & 0xff) * a / 255;
+
+    return a << 24 | r << 16 | g << 8 | b;
+}
+
+static void stage_cursor(QPagoda *d, uint64_t surface, uint32_t width,
+                         uint32_t height, uint32_t stride, int x, int y)
+{
+    pagoda_wr64(d, PAGODA_REG_DISP_CURSOR_LO, surface);
+    pagoda_wr(d, PAGODA_REG_DISP_CURSOR_SIZE, width | height << 16);
+    pagoda_wr(d, PAGODA_REG_DISP_CURSOR_STRIDE, stride);
+    pagoda_wr(d, PAGODA_REG_DISP_CURSOR_POS, PAGODA_DISP_XY(x, y));
+}
+
+/* The screen with the cursor image at (@cx, @cy): surface pixels blended. */
+static void assert_cursor_at(QPagoda *d, uint32_t w, uint32_t h, uint32_t cw,
+                             uint32_t ch, int cx, int cy)
+{
+    Image img = grab(d);
+
+    g_assert_cmpuint(img.width, ==, w);
+    g_assert_cmpuint(img.height, ==, h);
+    for (uint32_t y = 0; y < h; y++) {
+        for (uint32_t x = 0; x < w; x++) {
+            uint32_t bg = xrgb_pattern(x, y, 0) & 0xffffff;
+            int ix = (int)x - cx, iy = (int)y - cy;
+            bool in = ix >= 0 && ix < (int)cw && iy >= 0 && iy < (int)ch;
+
+            g_assert_cmphex(pixel(&img, x, y), ==,
+                            in ? blend(cursor_pattern(ix, iy), bg) : bg);
+        }
+    }
+    g_free(img.rgb);
+}
+
+/*
+ * (5) The cursor: its registers (staged, read back, latched by a flip),
+ * drawn over the surface with premultiplied alpha where it is put, clipped
+ * at every edge, off with CONTROL.CURSOR clear, and each bad field
+ * refused like a bad surface (black, one fault).
+ */
+static void test_display_cursor(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    const uint32_t w = 64, h = 40, stride = 256, cw = 20, ch = 12, cstride = 96;
+    const uint64_t soff = 0x100000, coff = 0x200000;
+    const struct {
+        const char *what;
+        uint64_t surface;
+        uint32_t width, height, stride;
+        uint32_t code;
+    } bad[] = {
+        { "zero width", VRAM(coff), 0, ch, cstride, PAGODA_FAULT_BAD_DISPLAY },
+        { "too tall", VRAM(coff), cw, PAGODA_DISP_CURSOR_MAX_SIZE + 1,
+          cstride, PAGODA_FAULT_BAD_DISPLAY },
+        { "short stride", VRAM(coff), cw, ch, cw * 4 - 4,
+          PAGODA_FAULT_BAD_DISPLAY },
+        { "odd stride", VRAM(coff), cw, ch, cstride + 2,
+          PAGODA_FAULT_BAD_DISPLAY },
+        { "system memory", PAGODA_PADDR(PAGODA_SEG_SYSTEM, 0), cw, ch, cstride,
+          PAGODA_FAULT_OUT_OF_SEGMENT },
+        { "4 bytes past VRAM", VRAM(256 * MiB + 4 - cstride * (ch - 1) - cw * 4),
+          cw, ch, cstride, PAGODA_FAULT_OUT_OF_SEGMENT },
+    };
+    g_autofree uint8_t *buf = g_malloc0(h * stride);
+    PagodaFaultInfo f;
+
+    pagoda_start(d, alloc);
+    if (!have_screendump(d)) {
+        g_test_skip("QEMU built without pixman: no screendump");
+        return;
+    }
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CURSOR_MAX), ==,
+                    PAGODA_DISP_CURSOR_MAX_SIZE |
+                    PAGODA_DISP_CURSOR_MAX_SIZE << 16);
+
+    for (uint32_t y = 0; y < h; y++) {
+        for (uint32_t x = 0; x < w; x++) {
+            stl_le_p(buf + y * stride + x * 4, xrgb_pattern(x, y, 0));
+        }
+    }
+    qpci_memwrite(&d->dev, d->vram, soff, buf, h * stride);
+    memset(buf, 0, h * stride);
+    for (uint32_t y = 0; y < ch; y++) {
+        for (uint32_t x = 0; x < cw; x++) {
+            stl_le_p(buf + y * cstride + x * 4, cursor_pattern(x, y));
+        }
+    }
+    qpci_memwrite(&d->dev, d->vram, coff, buf, ch * cstride);
+
+    /* staged registers read back; nothing shows before the flip */
+    stage(d, VRAM(soff), w, h, stride, XRGB, ENABLE);
+    flip(d);
+    stage_cursor(d, VRAM(coff), cw, ch, cstride, 10, 7);
+    pagoda_wr(d, PAGODA_REG_DISP_CONTROL, ENABLE | PAGODA_DISP_CONTROL_CURSOR);
+    g_assert_cmphex(pagoda_rd64(d, PAGODA_REG_DISP_CURSOR_LO), ==, VRAM(coff));
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CURSOR_SIZE), ==,
+                    cw | ch << 16);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_DISP_CURSOR_STRIDE), ==, cstride);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CURSOR_POS), ==,
+                    PAGODA_DISP_XY(10, 7));
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CONTROL), ==,
+                    ENABLE | PAGODA_DISP_CONTROL_CURSOR);
+    assert_cursor_at(d, w, h, 0, 0, 0, 0);
+
+    /* latched: blended where it was put */
+    flip(d);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_STATUS), ==,
+                    PAGODA_DISP_STATUS_ENABLED);
+    assert_cursor_at(d, w, h, cw, ch, 10, 7);
+
+    /* moved, clipped at each edge and corner, and wholly off the screen */
+    for (int i = 0; i < 5; i++) {
+        static const int pos[][2] = {
+            { -7, -5 }, { 64 - 9, 40 - 4 }, { -19, 20 }, { 30, 39 }, { -300, 500 },
+        };
+
+        pagoda_wr(d, PAGODA_REG_DISP_CURSOR_POS,
+                  PAGODA_DISP_XY(pos[i][0], pos[i][1]));
+        flip(d);
+        assert_cursor_at(d, w, h, cw, ch, pos[i][0], pos[i][1]);
+    }
+
+    /* CONTROL.CURSOR clear: no cursor, and its fields are not checked */
+    pagoda_wr(d, PAGODA_REG_DISP_CURSOR_SIZE, 0);
+    pagoda_wr(d, PAGODA_REG_DISP_CONTROL, ENABLE);
+    flip(d);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_STATUS), ==,
+                    PAGODA_DISP_STATUS_ENABLED);
+    assert_cursor_at(d, w, h, 0, 0, 0, 0);
+
+    /* each bad field: black, one fault, the display goes on */
+    pagoda_wr(d, PAGODA_REG_DISP_CONTROL, ENABLE | PAGODA_DISP_CONTROL_CURSOR);
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        stage_cursor(d, bad[i].surface, bad[i].width, bad[i].height,
+                     bad[i].stride, 0, 0);
+        flip(d);
+        g_test_message("bad cursor: %s", bad[i].what);
+        g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_STATUS), ==,
+                        PAGODA_DISP_STATUS_FAULT);
+        g_assert_true(pagoda_pop_fault(d, &f));
+        g_assert_cmpuint(f.code, ==, bad[i].code);
+        g_assert_cmpuint(f.engine, ==, PAGODA_FAULT_SOURCE_DISPLAY);
+        g_assert_false(pagoda_pop_fault(d, &f));
+        assert_black(grab(d), w, h);
+    }
+
+    /* a good cursor again; an adapter reset clears it */
+    stage_cursor(d, VRAM(coff), cw, ch, cstride, 3, 2);
+    flip(d);
+    assert_cursor_at(d, w, h, cw, ch, 3, 2);
+    pagoda_wr(d, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
+    g_assert_cmphex(pagoda_rd64(d, PAGODA_REG_DISP_CURSOR_LO), ==, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CURSOR_POS), ==, 0);
+}
+
 static void register_pagoda_display_tests(void)
 {
     QOSGraphTestOptions modes = {
@@ -679,6 +874,7 @@ static void register_pagoda_display_tests(void)
     qos_add_test("display-flip", "pagoda", test_display_flip, NULL);
     qos_add_test("display-bad", "pagoda", test_display_bad, NULL);
     qos_add_test("display-pixels", "pagoda", test_display_pixels, &console);
+    qos_add_test("display-cursor", "pagoda", test_display_cursor, &console);
 }
 
 libqos_init(register_pagoda_display_tests);

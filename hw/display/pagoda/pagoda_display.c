@@ -14,8 +14,11 @@
  * queues one fault record (engine PAGODA_FAULT_SOURCE_DISPLAY).
  *
  * The latched surface is shown on a QEMU graphic console, converted to a
- * host-owned 32-bit surface at each console update; only the lines that
- * changed since the last update are reported to the UI.
+ * host-owned 32-bit surface at each console update, with the cursor drawn
+ * over it; only the lines that changed since the last update are reported
+ * to the UI. SINCE_VBLANK gives the time of the last vblank on the virtual
+ * clock, so that the driver can time-stamp vblanks exactly however late it
+ * handles their interrupts.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -28,6 +31,8 @@
 #include "pagoda_int.h"
 #include "trace.h"
 
+#define DISP_CONTROL_BITS       (PAGODA_DISP_CONTROL_ENABLE | \
+                                 PAGODA_DISP_CONTROL_CURSOR)
 #define DISP_MIN_SIZE           64
 #define DISP_MAX_SIZE           8192
 
@@ -60,10 +65,72 @@ static bool scanout_enabled(const PagodaScanout *so)
     return so->control & PAGODA_DISP_CONTROL_ENABLE;
 }
 
+static bool cursor_enabled(const PagodaScanout *so)
+{
+    return scanout_enabled(so) && (so->control & PAGODA_DISP_CONTROL_CURSOR);
+}
+
+static uint32_t cursor_width(const PagodaDispCursor *c)
+{
+    return PAGODA_DISP_MODE_WIDTH(c->size);
+}
+
+static uint32_t cursor_height(const PagodaDispCursor *c)
+{
+    return PAGODA_DISP_MODE_HEIGHT(c->size);
+}
+
 /* The latched state scans out: enabled and accepted. */
 static bool scanning_out(PagodaDisplay *d)
 {
     return scanout_enabled(&d->latched) && !d->fault;
+}
+
+/*
+ * Check that @bytes from @paddr lie in VRAM, hidden VRAM or the aperture
+ * segment: 0, or the fault code with what is wrong in @why.
+ */
+static uint32_t check_in_segment(PagodaState *s, uint64_t paddr,
+                                 uint64_t bytes, const char **why)
+{
+    unsigned seg = PAGODA_PADDR_SEG(paddr);
+    uint64_t off = PAGODA_PADDR_OFFSET(paddr);
+    uint64_t size;
+
+    if (paddr & PAGODA_PADDR_RESERVED) {
+        *why = "address has reserved bits set";
+        return PAGODA_FAULT_OUT_OF_SEGMENT;
+    }
+    if (seg != PAGODA_SEG_VRAM && seg != PAGODA_SEG_VRAM_HIDDEN &&
+        seg != PAGODA_SEG_APERTURE) {
+        *why = "not in VRAM, hidden VRAM or the aperture segment";
+        return PAGODA_FAULT_OUT_OF_SEGMENT;
+    }
+    size = pagoda_segment_size(s, seg);
+    if (off > size || bytes > size - off) {
+        *why = "runs past the end of its segment";
+        return PAGODA_FAULT_OUT_OF_SEGMENT;
+    }
+    return 0;
+}
+
+/* Check the cursor of a state: as scanout_check(). */
+static uint32_t cursor_check(PagodaState *s, const PagodaDispCursor *c,
+                             const char **why)
+{
+    uint32_t width = cursor_width(c), height = cursor_height(c);
+
+    if (width < 1 || width > PAGODA_DISP_CURSOR_MAX_SIZE ||
+        height < 1 || height > PAGODA_DISP_CURSOR_MAX_SIZE) {
+        *why = "cursor size out of range";
+        return PAGODA_FAULT_BAD_DISPLAY;
+    }
+    if (c->stride % 4 || c->stride < width * 4) {
+        *why = "cursor stride not a multiple of 4 or shorter than a line";
+        return PAGODA_FAULT_BAD_DISPLAY;
+    }
+    return check_in_segment(s, c->surface,
+                            (uint64_t)c->stride * (height - 1) + width * 4, why);
 }
 
 /*
@@ -75,9 +142,7 @@ static uint32_t scanout_check(PagodaState *s, const PagodaScanout *so,
 {
     PagodaDisplay *d = &s->disp;
     uint32_t bpp = format_bpp(so->format);
-    unsigned seg = PAGODA_PADDR_SEG(so->surface);
-    uint64_t off = PAGODA_PADDR_OFFSET(so->surface);
-    uint64_t size, need;
+    uint32_t code;
 
     if (so->width < 1 || so->width > d->max_xres) {
         *why = "width out of range";
@@ -95,22 +160,12 @@ static uint32_t scanout_check(PagodaState *s, const PagodaScanout *so,
         *why = "stride not a multiple of 4 or shorter than a line";
         return PAGODA_FAULT_BAD_DISPLAY;
     }
-    if (so->surface & PAGODA_PADDR_RESERVED) {
-        *why = "surface address has reserved bits set";
-        return PAGODA_FAULT_OUT_OF_SEGMENT;
+    code = check_in_segment(s, so->surface, (uint64_t)so->stride *
+                            (so->height - 1) + so->width * bpp, why);
+    if (!code && cursor_enabled(so)) {
+        code = cursor_check(s, &so->cursor, why);
     }
-    if (seg != PAGODA_SEG_VRAM && seg != PAGODA_SEG_VRAM_HIDDEN &&
-        seg != PAGODA_SEG_APERTURE) {
-        *why = "surface not in VRAM, hidden VRAM or the aperture segment";
-        return PAGODA_FAULT_OUT_OF_SEGMENT;
-    }
-    size = pagoda_segment_size(s, seg);
-    need = (uint64_t)so->stride * (so->height - 1) + so->width * bpp;
-    if (off > size || need > size - off) {
-        *why = "surface runs past the end of its segment";
-        return PAGODA_FAULT_OUT_OF_SEGMENT;
-    }
-    return 0;
+    return code;
 }
 
 /* ---- Vertical blanks ----------------------------------------------------- */
@@ -184,6 +239,8 @@ static void vblank(void *opaque)
     PagodaDisplay *d = &s->disp;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
 
+    /* on the period's grid, however late the timer ran */
+    d->last_vblank = d->next_vblank;
     d->frame++;
     if (d->flip_pending) {
         latch(s);
@@ -217,6 +274,8 @@ uint32_t pagoda_display_read(PagodaState *s, hwaddr addr)
         return d->yres;
     case PAGODA_REG_DISP_REFRESH:
         return PAGODA_DISP_REFRESH;
+    case PAGODA_REG_DISP_CURSOR_MAX:
+        return PAGODA_DISP_CURSOR_MAX_SIZE | PAGODA_DISP_CURSOR_MAX_SIZE << 16;
     case PAGODA_REG_DISP_NUM_MODES:
         return d->num_modes;
     case PAGODA_REG_DISP_MODE(0) ...
@@ -251,6 +310,22 @@ uint32_t pagoda_display_read(PagodaState *s, hwaddr addr)
         return d->latched.surface;
     case PAGODA_REG_DISP_ACTIVE_SURFACE_HI:
         return d->latched.surface >> 32;
+    case PAGODA_REG_DISP_SINCE_VBLANK:
+        if (d->last_vblank < 0) {
+            return PAGODA_DISP_NO_VBLANK;
+        }
+        return MIN(qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) - d->last_vblank,
+                   PAGODA_DISP_NO_VBLANK);
+    case PAGODA_REG_DISP_CURSOR_LO:
+        return d->staged.cursor.surface;
+    case PAGODA_REG_DISP_CURSOR_HI:
+        return d->staged.cursor.surface >> 32;
+    case PAGODA_REG_DISP_CURSOR_SIZE:
+        return d->staged.cursor.size;
+    case PAGODA_REG_DISP_CURSOR_STRIDE:
+        return d->staged.cursor.stride;
+    case PAGODA_REG_DISP_CURSOR_POS:
+        return d->staged.cursor.pos;
     }
     qemu_log_mask(LOG_GUEST_ERROR,
                   "pagoda: read of unknown register 0x%" HWADDR_PRIx "\n", addr);
@@ -281,12 +356,29 @@ void pagoda_display_write(PagodaState *s, hwaddr addr, uint32_t val)
         d->staged.format = val;
         break;
     case PAGODA_REG_DISP_CONTROL:
-        if (val & ~PAGODA_DISP_CONTROL_ENABLE) {
+        if (val & ~DISP_CONTROL_BITS) {
             qemu_log_mask(LOG_GUEST_ERROR,
                           "pagoda: display: reserved CONTROL bits 0x%x "
-                          "ignored\n", val & ~PAGODA_DISP_CONTROL_ENABLE);
+                          "ignored\n", val & ~DISP_CONTROL_BITS);
         }
-        d->staged.control = val & PAGODA_DISP_CONTROL_ENABLE;
+        d->staged.control = val & DISP_CONTROL_BITS;
+        break;
+    case PAGODA_REG_DISP_CURSOR_LO:
+        d->staged.cursor.surface = deposit64(d->staged.cursor.surface, 0, 32,
+                                             val);
+        break;
+    case PAGODA_REG_DISP_CURSOR_HI:
+        d->staged.cursor.surface = deposit64(d->staged.cursor.surface, 32, 32,
+                                             val);
+        break;
+    case PAGODA_REG_DISP_CURSOR_SIZE:
+        d->staged.cursor.size = val;
+        break;
+    case PAGODA_REG_DISP_CURSOR_STRIDE:
+        d->staged.cursor.stride = val;
+        break;
+    case PAGODA_REG_DISP_CURSOR_POS:
+        d->staged.cursor.pos = val;
         break;
     case PAGODA_REG_DISP_FLIP:
         d->flip_pending = true;
@@ -358,6 +450,54 @@ static void scanout_line(PagodaState *s, uint32_t y)
     }
 }
 
+/* The latched cursor image into d->cursor, packed, as little-endian ARGB. */
+static void cursor_read(PagodaState *s)
+{
+    PagodaDisplay *d = &s->disp;
+    const PagodaDispCursor *c = &d->latched.cursor;
+    uint32_t width = cursor_width(c), y;
+
+    for (y = 0; y < cursor_height(c); y++) {
+        scanout_read(s, c->surface + (uint64_t)c->stride * y,
+                     (uint8_t *)(d->cursor + y * width), width * 4);
+    }
+}
+
+/* Premultiplied @src over opaque @dst, one 8-bit channel at @shift. */
+static uint32_t blend_channel(uint32_t src, uint32_t dst, uint32_t alpha,
+                              unsigned shift)
+{
+    uint32_t c = ((src >> shift) & 0xff) +
+                 (((dst >> shift) & 0xff) * (255 - alpha) + 127) / 255;
+
+    return MIN(c, 255) << shift;
+}
+
+/* Draw the latched cursor's part of line @y over d->pixels. */
+static void cursor_line(PagodaState *s, uint32_t y)
+{
+    PagodaDisplay *d = &s->disp;
+    const PagodaDispCursor *c = &d->latched.cursor;
+    int64_t cx = PAGODA_DISP_X(c->pos), cy = PAGODA_DISP_Y(c->pos);
+    int64_t row = (int64_t)y - cy;
+    int64_t x, first = MAX(cx, 0);
+    int64_t end = MIN(cx + cursor_width(c), d->latched.width);
+    const uint32_t *image;
+
+    if (row < 0 || row >= cursor_height(c)) {
+        return;
+    }
+    image = d->cursor + row * cursor_width(c);
+    for (x = first; x < end; x++) {
+        uint32_t src = le32_to_cpu(image[x - cx]), dst = d->pixels[x];
+        uint32_t alpha = src >> 24;
+
+        d->pixels[x] = blend_channel(src, dst, alpha, 16) |
+                       blend_channel(src, dst, alpha, 8) |
+                       blend_channel(src, dst, alpha, 0);
+    }
+}
+
 static void display_invalidate(void *opaque)
 {
     PagodaState *s = opaque;
@@ -370,6 +510,7 @@ static void display_update(void *opaque)
     PagodaState *s = opaque;
     PagodaDisplay *d = &s->disp;
     bool on = scanning_out(d);
+    bool cursor = on && cursor_enabled(&d->latched);
     uint32_t width = on ? d->latched.width : d->black_width;
     uint32_t height = on ? d->latched.height : d->black_height;
     bool full = d->full_update;
@@ -389,12 +530,18 @@ static void display_update(void *opaque)
     if (!on) {
         memset(d->pixels, 0, width * 4);
     }
+    if (cursor) {
+        cursor_read(s);
+    }
     for (y = 0; y < height; y++) {
         uint8_t *dst = (uint8_t *)surface_data(ds) +
                        (size_t)y * surface_stride(ds);
 
         if (on) {
             scanout_line(s, y);
+        }
+        if (cursor) {
+            cursor_line(s, y);
         }
         if (full || memcmp(dst, d->pixels, width * 4)) {
             memcpy(dst, d->pixels, width * 4);
@@ -468,6 +615,8 @@ void pagoda_display_realize(PagodaState *s)
     }
     d->line = g_malloc(d->max_xres * 4);
     d->pixels = g_new(uint32_t, d->max_xres);
+    d->cursor = g_new(uint32_t, PAGODA_DISP_CURSOR_MAX_SIZE *
+                                PAGODA_DISP_CURSOR_MAX_SIZE);
     d->black_width = d->xres;
     d->black_height = d->yres;
     d->full_update = true;
@@ -486,6 +635,7 @@ void pagoda_display_unrealize(PagodaState *s)
     d->vblank_timer = NULL;
     g_clear_pointer(&d->line, g_free);
     g_clear_pointer(&d->pixels, g_free);
+    g_clear_pointer(&d->cursor, g_free);
 }
 
 /*
@@ -502,6 +652,7 @@ void pagoda_display_reset(PagodaState *s)
     d->flip_pending = false;
     d->fault = false;
     d->frame = 0;
+    d->last_vblank = -1;
     d->black_width = d->xres;
     d->black_height = d->yres;
     d->full_update = true;
@@ -522,12 +673,83 @@ static const VMStateDescription vmstate_pagoda_scanout = {
     },
 };
 
+static const VMStateDescription vmstate_pagoda_cursor = {
+    .name = "pagoda/cursor",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .fields = (const VMStateField[]) {
+        VMSTATE_UINT64(surface, PagodaDispCursor),
+        VMSTATE_UINT32(size, PagodaDispCursor),
+        VMSTATE_UINT32(stride, PagodaDispCursor),
+        VMSTATE_UINT32(pos, PagodaDispCursor),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool display_cursor_needed(void *opaque)
+{
+    PagodaState *s = opaque;
+    const PagodaDispCursor zero = {};
+
+    return memcmp(&s->disp.staged.cursor, &zero, sizeof(zero)) ||
+           memcmp(&s->disp.latched.cursor, &zero, sizeof(zero));
+}
+
+/* The cursor registers, staged and latched (a stream without: none set). */
+static const VMStateDescription vmstate_pagoda_display_cursor = {
+    .name = "pagoda/display/cursor",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = display_cursor_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_STRUCT(disp.staged.cursor, PagodaState, 1,
+                       vmstate_pagoda_cursor, PagodaDispCursor),
+        VMSTATE_STRUCT(disp.latched.cursor, PagodaState, 1,
+                       vmstate_pagoda_cursor, PagodaDispCursor),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+static bool display_vblank_time_needed(void *opaque)
+{
+    PagodaState *s = opaque;
+
+    return s->disp.last_vblank >= 0;
+}
+
+/* The time of the last vblank (SINCE_VBLANK), on the migrated virtual clock. */
+static const VMStateDescription vmstate_pagoda_display_vblank_time = {
+    .name = "pagoda/display/vblank-time",
+    .version_id = 1,
+    .minimum_version_id = 1,
+    .needed = display_vblank_time_needed,
+    .fields = (const VMStateField[]) {
+        VMSTATE_INT64(disp.last_vblank, PagodaState),
+        VMSTATE_END_OF_LIST()
+    },
+};
+
+/* What a stream without the subsections means: no cursor, no vblank time. */
+static int display_pre_load(void *opaque)
+{
+    PagodaState *s = opaque;
+
+    memset(&s->disp.staged.cursor, 0, sizeof(s->disp.staged.cursor));
+    memset(&s->disp.latched.cursor, 0, sizeof(s->disp.latched.cursor));
+    s->disp.last_vblank = -1;
+    return 0;
+}
+
 static int display_post_load(void *opaque, int version_id)
 {
     PagodaState *s = opaque;
     PagodaDisplay *d = &s->disp;
     const char *why;
 
+    /* not from the future of the migrated clock */
+    if (d->last_vblank > qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) {
+        d->last_vblank = -1;
+    }
     /* derived from the latched state, not trusted from the stream */
     d->fault = scanout_enabled(&d->latched) &&
                scanout_check(s, &d->latched, &why);
@@ -553,6 +775,7 @@ const VMStateDescription vmstate_pagoda_display = {
     .name = "pagoda/display",
     .version_id = 1,
     .minimum_version_id = 1,
+    .pre_load = display_pre_load,
     .post_load = display_post_load,
     .fields = (const VMStateField[]) {
         VMSTATE_STRUCT(disp.staged, PagodaState, 1, vmstate_pagoda_scanout,
@@ -565,5 +788,10 @@ const VMStateDescription vmstate_pagoda_display = {
         VMSTATE_UINT32(disp.black_height, PagodaState),
         VMSTATE_TIMER_PTR(disp.vblank_timer, PagodaState),
         VMSTATE_END_OF_LIST()
+    },
+    .subsections = (const VMStateDescription * const []) {
+        &vmstate_pagoda_display_cursor,
+        &vmstate_pagoda_display_vblank_time,
+        NULL
     },
 };

@@ -181,10 +181,17 @@ typedef struct PagodaEngine {
 /* Interrupt causes INT_ENABLE accepts (PAGODA_INT_ALL leaves out VBLANK). */
 #define PAGODA_INT_IMPLEMENTED      (PAGODA_INT_ALL | PAGODA_INT_VBLANK)
 
-/* The staged registers SURFACE .. CONTROL, and their latched copy. */
+/* The staged cursor registers CURSOR .. CURSOR_POS, and their latched copy. */
+typedef struct PagodaDispCursor {
+    uint64_t surface;
+    uint32_t size, stride, pos;
+} PagodaDispCursor;
+
+/* The staged registers SURFACE .. CONTROL and the cursor's, and their latched copy. */
 typedef struct PagodaScanout {
     uint64_t surface;
     uint32_t width, height, stride, format, control;
+    PagodaDispCursor cursor;
 } PagodaScanout;
 
 typedef struct PagodaDisplay {
@@ -201,6 +208,7 @@ typedef struct PagodaDisplay {
     uint64_t frame;             /* vertical blanks since reset */
     QEMUTimer *vblank_timer;    /* QEMU_CLOCK_VIRTUAL, armed while needed */
     int64_t next_vblank;        /* deadline of vblank_timer when armed */
+    int64_t last_vblank;        /* virtual clock of the last vblank, -1: none */
 
     /* console */
     QemuConsole *con;
@@ -210,6 +218,7 @@ typedef struct PagodaDisplay {
     bool full_update;           /* redraw every line at the next update */
     uint8_t *line;              /* one source line, max_xres * 4 bytes */
     uint32_t *pixels;           /* one converted line */
+    uint32_t *cursor;           /* the latched cursor image, as read */
 } PagodaDisplay;
 
 /* ---- Device ------------------------------------------------------------- */

@@ -567,7 +567,7 @@ static const struct {
     { PAGODA_REG_FAULT_COUNT, PAGODA_REG_FAULT_POP },
     { PAGODA_REG_ENGINE(0), PAGODA_REG_ENGINE(0) + PAGODA_ENG_FENCE_WB_HI },
     { PAGODA_REG_ENGINE(1), PAGODA_REG_ENGINE(1) + PAGODA_ENG_FENCE_WB_HI },
-    { PAGODA_REG_DISP_MAX_WIDTH, PAGODA_REG_DISP_ACTIVE_SURFACE_HI },
+    { PAGODA_REG_DISP_MAX_WIDTH, PAGODA_REG_DISP_CURSOR_POS },
     { PAGODA_REG_DISP_MODE(0),
       PAGODA_REG_DISP_MODE(PAGODA_DISP_MAX_MODES - 1) },
 };
@@ -972,7 +972,19 @@ static void act_display(FuzzState *st)
     stride = b & 0x10 ? in_u32(st) : ROUND_UP(w * bpp, 4) + 4 * (b >> 5 & 1);
     wr(st, PAGODA_REG_DISP_STRIDE, stride);
     wr(st, PAGODA_REG_DISP_FORMAT, fmt);
-    wr(st, PAGODA_REG_DISP_CONTROL, b & 0x40 ? 0 : PAGODA_DISP_CONTROL_ENABLE);
+    /* a cursor anywhere, of any size, partly off the surface or not */
+    if (b & 0x20) {
+        uint32_t cw = 1 + in_u8(st) % (PAGODA_DISP_CURSOR_MAX_SIZE + 2);
+        uint32_t ch = 1 + in_u8(st) % (PAGODA_DISP_CURSOR_MAX_SIZE + 2);
+
+        wr64(st, PAGODA_REG_DISP_CURSOR_LO, in_u8(st) & 1 ? pick_paddr(st) :
+             PAGODA_PADDR(PAGODA_SEG_VRAM, in_u8(st) * 4096ull % fdev.seg_size[1]));
+        wr(st, PAGODA_REG_DISP_CURSOR_SIZE, cw | ch << 16);
+        wr(st, PAGODA_REG_DISP_CURSOR_STRIDE, cw * 4 + 4 * (in_u8(st) & 3));
+        wr(st, PAGODA_REG_DISP_CURSOR_POS, in_u32(st));
+    }
+    wr(st, PAGODA_REG_DISP_CONTROL, (b & 0x40 ? 0 : PAGODA_DISP_CONTROL_ENABLE) |
+       (b & 0x20 ? PAGODA_DISP_CONTROL_CURSOR : 0));
     wr(st, PAGODA_REG_DISP_FLIP, 1);
     qtest_clock_step(st->qts, FRAME_NS);
     rd(st, PAGODA_REG_DISP_STATUS);
