@@ -3,7 +3,8 @@
  * DOC: Pagoda display
  *
  * KMS over the device's display controller (docs/hardware.md, "Display
- * controller") with the atomic helpers: one CRTC, its primary plane, a
+ * controller") with the atomic helpers: one CRTC, its primary plane and
+ * cursor plane (ARGB8888 up to 64x64, drawn by the controller), a
  * virtual encoder and a virtual connector offering the modes the device
  * lists. Framebuffers are made of Pagoda allocations, dumb buffers
  * included; fbdev emulation puts the kernel's text console on them.
@@ -15,11 +16,14 @@
  * is no longer shown its aperture range goes (pagoda_bo_unpin_scanout()).
  * Pinned, it is never evicted.
  *
- * Flips: the plane's update writes the staged scanout registers and FLIP;
- * the controller latches them at its next vertical blank. The commit's
- * event is kept and sent from the vblank interrupt once the controller
- * shows no flip pending, so it never comes before the flip it reports. The
- * vblank counter is the controller's FRAME register.
+ * Flips: the planes' updates build the scanout state, the CRTC's flush
+ * writes the staged registers and FLIP once for both; the controller
+ * latches them at its next vertical blank. The commit's event is kept and
+ * sent from the vblank interrupt once the controller shows no flip
+ * pending, so it never comes before the flip it reports. The vblank
+ * counter is the controller's FRAME register, and a vblank's time is the
+ * controller's (SINCE_VBLANK): exact, however late the interrupt is
+ * handled.
  *
  * Checks (atomic check, nothing reaches the device before they pass): a
  * mode larger than the controller's maximum is refused by mode_valid
@@ -28,7 +32,8 @@
  * (EINVAL); the plane must cover the whole mode without scaling (ERANGE
  * for a framebuffer region of another size, ENOSPC for a region outside
  * the framebuffer, EINVAL for a plane off the CRTC), and an enabled CRTC
- * needs its primary plane (EINVAL).
+ * needs its primary plane (EINVAL). The cursor may lie partly or wholly
+ * off the CRTC; larger than 64x64 it is refused (EINVAL).
  */
 
 #include <drm/drm_atomic.h>
@@ -58,6 +63,11 @@ static const u32 pagoda_plane_formats[] = {
 	DRM_FORMAT_RGB565,
 };
 
+/* The controller blends the cursor as premultiplied ARGB (DRM's default). */
+static const u32 pagoda_cursor_formats[] = {
+	DRM_FORMAT_ARGB8888,
+};
+
 static struct pagoda_device *display_to_pagoda(struct pagoda_display *disp)
 {
 	return container_of(disp, struct pagoda_device, display);
@@ -77,6 +87,11 @@ static void pagoda_display_write(struct pagoda_device *pgdev, const struct pagod
 	pagoda_write(pgdev, PAGODA_REG_DISP_HEIGHT, s->height);
 	pagoda_write(pgdev, PAGODA_REG_DISP_STRIDE, s->stride);
 	pagoda_write(pgdev, PAGODA_REG_DISP_FORMAT, s->format);
+	pagoda_write(pgdev, PAGODA_REG_DISP_CURSOR_LO, lower_32_bits(s->cursor));
+	pagoda_write(pgdev, PAGODA_REG_DISP_CURSOR_HI, upper_32_bits(s->cursor));
+	pagoda_write(pgdev, PAGODA_REG_DISP_CURSOR_SIZE, s->cursor_size);
+	pagoda_write(pgdev, PAGODA_REG_DISP_CURSOR_STRIDE, s->cursor_stride);
+	pagoda_write(pgdev, PAGODA_REG_DISP_CURSOR_POS, s->cursor_pos);
 	pagoda_write(pgdev, PAGODA_REG_DISP_CONTROL, s->control);
 	pagoda_write(pgdev, PAGODA_REG_DISP_FLIP, 1);
 }
@@ -212,24 +227,30 @@ static void pagoda_plane_cleanup_fb(struct drm_plane *plane, struct drm_plane_st
 		pagoda_bo_unpin_scanout(gem_to_pagoda_bo(state->fb->obj[0]));
 }
 
+/* Where the controller reads the top-left pixel of a plane's source. */
+static u64 pagoda_plane_paddr(const struct drm_plane_state *ps)
+{
+	const struct drm_framebuffer *fb = ps->fb;
+
+	return pagoda_bo_contiguous_paddr(gem_to_pagoda_bo(fb->obj[0])) + fb->offsets[0] +
+	       (u64)(ps->src.y1 >> 16) * fb->pitches[0] + (ps->src.x1 >> 16) * fb->format->cpp[0];
+}
+
 static void pagoda_plane_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
 {
 	struct drm_plane_state *ps = drm_atomic_get_new_plane_state(state, plane);
 	struct pagoda_display *disp = container_of(plane, struct pagoda_display, plane);
-	struct drm_framebuffer *fb = ps->fb;
-	struct pagoda_scanout s = {};
+	struct pagoda_scanout *s = &disp->next;
 
-	if (ps->visible && fb) {
-		s.surface = pagoda_bo_contiguous_paddr(gem_to_pagoda_bo(fb->obj[0])) +
-			    fb->offsets[0] + (u64)(ps->src.y1 >> 16) * fb->pitches[0] +
-			    (ps->src.x1 >> 16) * fb->format->cpp[0];
-		s.width = drm_rect_width(&ps->dst);
-		s.height = drm_rect_height(&ps->dst);
-		s.stride = fb->pitches[0];
-		s.format = fb->format->format;
-		s.control = PAGODA_DISP_CONTROL_ENABLE;
-	}
-	pagoda_display_program(disp, &s);
+	s->control &= ~PAGODA_DISP_CONTROL_ENABLE;
+	if (!ps->visible || !ps->fb)
+		return;
+	s->surface = pagoda_plane_paddr(ps);
+	s->width = drm_rect_width(&ps->dst);
+	s->height = drm_rect_height(&ps->dst);
+	s->stride = ps->fb->pitches[0];
+	s->format = ps->fb->format->format;
+	s->control |= PAGODA_DISP_CONTROL_ENABLE;
 }
 
 static const struct drm_plane_helper_funcs pagoda_plane_helper_funcs = {
@@ -237,6 +258,45 @@ static const struct drm_plane_helper_funcs pagoda_plane_helper_funcs = {
 	.prepare_fb = pagoda_plane_prepare_fb,
 	.cleanup_fb = pagoda_plane_cleanup_fb,
 	.atomic_update = pagoda_plane_atomic_update,
+};
+
+static int pagoda_cursor_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new_state = drm_atomic_get_new_plane_state(state, plane);
+	struct drm_crtc_state *crtc_state = NULL;
+
+	if (new_state->crtc)
+		crtc_state = drm_atomic_get_new_crtc_state(state, new_state->crtc);
+	if (new_state->fb && (new_state->crtc_w > plane->dev->mode_config.cursor_width ||
+			      new_state->crtc_h > plane->dev->mode_config.cursor_height))
+		return -EINVAL;
+	/* anywhere, clipped to the CRTC; drawn at the size it is */
+	return drm_atomic_helper_check_plane_state(new_state, crtc_state, DRM_PLANE_NO_SCALING,
+						   DRM_PLANE_NO_SCALING, true, true);
+}
+
+static void pagoda_cursor_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
+{
+	struct drm_plane_state *ps = drm_atomic_get_new_plane_state(state, plane);
+	struct pagoda_display *disp = container_of(plane, struct pagoda_display, cursor);
+	struct pagoda_scanout *s = &disp->next;
+
+	s->control &= ~PAGODA_DISP_CONTROL_CURSOR;
+	if (!ps->visible || !ps->fb)
+		return;
+	/* the part on the CRTC: the helpers clipped the source with the position */
+	s->cursor = pagoda_plane_paddr(ps);
+	s->cursor_size = drm_rect_width(&ps->dst) | drm_rect_height(&ps->dst) << 16;
+	s->cursor_stride = ps->fb->pitches[0];
+	s->cursor_pos = PAGODA_DISP_XY(ps->dst.x1, ps->dst.y1);
+	s->control |= PAGODA_DISP_CONTROL_CURSOR;
+}
+
+static const struct drm_plane_helper_funcs pagoda_cursor_helper_funcs = {
+	.atomic_check = pagoda_cursor_atomic_check,
+	.prepare_fb = pagoda_plane_prepare_fb,
+	.cleanup_fb = pagoda_plane_cleanup_fb,
+	.atomic_update = pagoda_cursor_atomic_update,
 };
 
 static const struct drm_plane_funcs pagoda_plane_funcs = {
@@ -301,6 +361,10 @@ static void pagoda_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_st
 	unsigned long flags;
 	int idx;
 
+	/* the controller shows nothing without its primary plane's surface */
+	if (!(disp->next.control & PAGODA_DISP_CONTROL_ENABLE))
+		disp->next.control = 0;
+	pagoda_display_program(disp, &disp->next);
 	if (!event)
 		return;
 	crtc_state->event = NULL;
@@ -334,6 +398,7 @@ static void pagoda_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_
 	struct drm_pending_vblank_event *pending;
 	unsigned long flags;
 
+	disp->next = off;
 	pagoda_display_program(disp, &off);
 	spin_lock_irqsave(&disp->lock, flags);
 	pending = disp->event;
@@ -395,6 +460,35 @@ static void pagoda_crtc_disable_vblank(struct drm_crtc *crtc)
 	drm_dev_exit(idx);
 }
 
+/*
+ * The time of the last vertical blank on the guest's clock: the controller
+ * says how long ago it was, read between two readings of the clock. Not
+ * known before the first one since reset (the helpers then take now).
+ */
+static bool pagoda_crtc_get_vblank_timestamp(struct drm_crtc *crtc, int *max_error,
+					     ktime_t *vblank_time, bool in_vblank_irq)
+{
+	struct pagoda_device *pgdev = display_to_pagoda(crtc_to_display(crtc));
+	ktime_t before, after;
+	u32 since;
+	int idx, tries = 3;
+
+	if (!drm_dev_enter(crtc->dev, &idx))
+		return false;
+	/* a read the guest was preempted around says little: again */
+	do {
+		before = ktime_get();
+		since = pagoda_read(pgdev, PAGODA_REG_DISP_SINCE_VBLANK);
+		after = ktime_get();
+	} while (ktime_to_ns(ktime_sub(after, before)) > *max_error && --tries);
+	drm_dev_exit(idx);
+	if (since == PAGODA_DISP_NO_VBLANK)
+		return false;
+	*max_error = ktime_to_ns(ktime_sub(after, before));
+	*vblank_time = ktime_sub_ns(ktime_add_ns(before, *max_error / 2), since);
+	return true;
+}
+
 static const struct drm_crtc_funcs pagoda_crtc_funcs = {
 	.reset = drm_atomic_helper_crtc_reset,
 	.destroy = drm_crtc_cleanup,
@@ -403,6 +497,7 @@ static const struct drm_crtc_funcs pagoda_crtc_funcs = {
 	.atomic_duplicate_state = drm_atomic_helper_crtc_duplicate_state,
 	.atomic_destroy_state = drm_atomic_helper_crtc_destroy_state,
 	.get_vblank_counter = pagoda_crtc_get_vblank_counter,
+	.get_vblank_timestamp = pagoda_crtc_get_vblank_timestamp,
 	.enable_vblank = pagoda_crtc_enable_vblank,
 	.disable_vblank = pagoda_crtc_disable_vblank,
 };
@@ -545,12 +640,14 @@ static int pagoda_display_read_modes(struct pagoda_device *pgdev)
 
 	disp->max_width = pagoda_read(pgdev, PAGODA_REG_DISP_MAX_WIDTH);
 	disp->max_height = pagoda_read(pgdev, PAGODA_REG_DISP_MAX_HEIGHT);
+	disp->cursor_max = pagoda_read(pgdev, PAGODA_REG_DISP_CURSOR_MAX);
 	n = pagoda_read(pgdev, PAGODA_REG_DISP_NUM_MODES);
 	/* the register counts vertical blanks per 1000 s */
 	disp->refresh_mhz = pagoda_read(pgdev, PAGODA_REG_DISP_REFRESH);
 	disp->refresh_hz = DIV_ROUND_CLOSEST(disp->refresh_mhz, 1000);
 	if (!disp->max_width || !disp->max_height || !n || n > PAGODA_DISP_MAX_MODES ||
-	    !disp->refresh_hz) {
+	    !disp->refresh_hz || !PAGODA_DISP_MODE_WIDTH(disp->cursor_max) ||
+	    !PAGODA_DISP_MODE_HEIGHT(disp->cursor_max)) {
 		drm_err(&pgdev->drm, "display controller: maximum %ux%u, %u modes, %u Hz\n",
 			disp->max_width, disp->max_height, n, disp->refresh_hz);
 		return -ENODEV;
@@ -591,6 +688,8 @@ int pagoda_display_init(struct pagoda_device *pgdev)
 	drm->mode_config.min_height = 1;
 	drm->mode_config.max_width = disp->max_width;
 	drm->mode_config.max_height = disp->max_height;
+	drm->mode_config.cursor_width = PAGODA_DISP_MODE_WIDTH(disp->cursor_max);
+	drm->mode_config.cursor_height = PAGODA_DISP_MODE_HEIGHT(disp->cursor_max);
 	drm->mode_config.preferred_depth = 24;
 	drm->mode_config.funcs = &pagoda_mode_config_funcs;
 	drm->mode_config.helper_private = &pagoda_mode_config_helpers;
@@ -601,8 +700,14 @@ int pagoda_display_init(struct pagoda_device *pgdev)
 	if (ret)
 		return ret;
 	drm_plane_helper_add(&disp->plane, &pagoda_plane_helper_funcs);
+	ret = drm_universal_plane_init(drm, &disp->cursor, 0, &pagoda_plane_funcs,
+				       pagoda_cursor_formats, ARRAY_SIZE(pagoda_cursor_formats),
+				       NULL, DRM_PLANE_TYPE_CURSOR, NULL);
+	if (ret)
+		return ret;
+	drm_plane_helper_add(&disp->cursor, &pagoda_cursor_helper_funcs);
 
-	ret = drm_crtc_init_with_planes(drm, &disp->crtc, &disp->plane, NULL,
+	ret = drm_crtc_init_with_planes(drm, &disp->crtc, &disp->plane, &disp->cursor,
 					&pagoda_crtc_funcs, NULL);
 	if (ret)
 		return ret;
@@ -629,7 +734,8 @@ int pagoda_display_init(struct pagoda_device *pgdev)
 
 	drm_mode_config_reset(drm);
 	/* the reset allocates the initial states and cannot report failing to */
-	if (!disp->plane.state || !disp->crtc.state || !disp->connector.state)
+	if (!disp->plane.state || !disp->cursor.state || !disp->crtc.state ||
+	    !disp->connector.state)
 		return -ENOMEM;
 	return 0;
 }

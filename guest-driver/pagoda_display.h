@@ -23,25 +23,35 @@ struct pagoda_device;
  * @stride: bytes per line
  * @format: DRM fourcc, one of the PAGODA_DISP_FORMAT_* codes
  * @control: PAGODA_DISP_CONTROL_*; 0 shows nothing
+ * @cursor: PAGODA_PADDR() of the cursor image's first pixel
+ * @cursor_size: its width | height << 16
+ * @cursor_stride: bytes per line of it
+ * @cursor_pos: where it goes, PAGODA_DISP_XY()
  */
 struct pagoda_scanout {
 	u64 surface;
 	u32 width, height, stride, format, control;
+	u64 cursor;
+	u32 cursor_size, cursor_stride, cursor_pos;
 };
 
 /**
  * struct pagoda_display - the KMS objects over the display controller
  * @plane: the primary plane
+ * @cursor: the cursor plane
  * @crtc: the one CRTC (the controller's scanout)
  * @encoder: a virtual encoder
  * @connector: a virtual connector offering the device's modes
  * @max_width: largest mode width the controller scans out
  * @max_height: largest mode height
+ * @cursor_max: largest cursor, width | height << 16 (DISP_CURSOR_MAX)
  * @refresh_hz: vertical blanks per second, the modes' refresh rate
  * @refresh_mhz: the same in thousandths (PAGODA_REG_DISP_REFRESH), exact
  * @num_modes: entries of @modes
  * @modes: the device's modes (PAGODA_REG_DISP_MODE() values), the
  *	preferred one first
+ * @next: the state a commit's planes build, programmed by its CRTC's
+ *	flush; commits run one after another (the helpers' dependencies)
  * @lock: protects @scanout and @event; taken in the vblank interrupt
  * @scanout: the state last written to the controller, written again
  *	after a reset (which disables the display)
@@ -51,14 +61,17 @@ struct pagoda_scanout {
  */
 struct pagoda_display {
 	struct drm_plane plane;
+	struct drm_plane cursor;
 	struct drm_crtc crtc;
 	struct drm_encoder encoder;
 	struct drm_connector connector;
 	u32 max_width, max_height;
+	u32 cursor_max;
 	u32 refresh_hz;
 	u32 refresh_mhz;
 	u32 num_modes;
 	u32 modes[PAGODA_DISP_MAX_MODES];
+	struct pagoda_scanout next;
 	spinlock_t lock; /* see @lock above */
 	struct pagoda_scanout scanout;
 	struct drm_pending_vblank_event *event;

@@ -8,7 +8,9 @@
  * mapped into the aperture only while it is on screen; RGB565; page flips
  * whose events come at the vertical blank that latched them; and the
  * atomic check refusing bad modes, strides, sizes and formats with the
- * screen unchanged.
+ * screen unchanged; the cursor plane (legacy and atomic), drawn by the
+ * controller where it is put, blended exactly; and vblank timestamps
+ * exactly one refresh period apart, however late the guest runs.
  */
 #include <poll.h>
 
@@ -23,11 +25,12 @@ struct kms {
 	int fd;
 	struct pagoda_dev dev;
 	volatile uint32_t *mmio;
-	uint32_t conn, crtc, plane;
+	uint32_t conn, crtc, plane, cursor;
 	drmModeConnector *connector;
 	/* property ids */
 	uint32_t conn_crtc, crtc_mode, crtc_active;
 	uint32_t plane_fb, plane_crtc, plane_src[4], plane_dst[4];
+	uint32_t cursor_fb, cursor_crtc, cursor_src[4], cursor_dst[4];
 	uint32_t max_width, max_height;
 };
 
@@ -56,7 +59,26 @@ static uint32_t prop_id(int fd, uint32_t obj, uint32_t type, const char *name)
 	return id;
 }
 
-/* Open the Pagoda primary node and find its connector, CRTC and plane. */
+/* The value of property @name of @obj, or @missing. */
+static uint64_t prop_value(int fd, uint32_t obj, uint32_t type, const char *name,
+			   uint64_t missing)
+{
+	drmModeObjectProperties *props = drmModeObjectGetProperties(fd, obj, type);
+	uint64_t value = missing;
+	uint32_t i;
+
+	for (i = 0; props && i < props->count_props; i++) {
+		drmModePropertyRes *p = drmModeGetProperty(fd, props->props[i]);
+
+		if (p && !strcmp(p->name, name))
+			value = props->prop_values[i];
+		drmModeFreeProperty(p);
+	}
+	drmModeFreeObjectProperties(props);
+	return value;
+}
+
+/* Open the Pagoda primary node and find its connector, CRTC and planes. */
 static int kms_open(struct kms *k, const char *bdf)
 {
 	static const char *const src[] = { "SRC_X", "SRC_Y", "SRC_W", "SRC_H" };
@@ -81,17 +103,27 @@ static int kms_open(struct kms *k, const char *bdf)
 	res = drmModeGetResources(k->fd);
 	planes = drmModeGetPlaneResources(k->fd);
 	if (!pt_check(res && planes && res->count_crtcs == 1 && res->count_connectors == 1 &&
-		      res->count_encoders == 1 && planes->count_planes == 1,
-		      "one CRTC, connector, encoder and plane")) {
+		      res->count_encoders == 1 && planes->count_planes == 2,
+		      "one CRTC, connector, encoder, and two planes")) {
 		drmModeFreeResources(res);
 		drmModeFreePlaneResources(planes);
 		return -1;
 	}
 	k->crtc = res->crtcs[0];
 	k->conn = res->connectors[0];
-	k->plane = planes->planes[0];
+	for (i = 0; i < 2; i++) {
+		uint64_t type = prop_value(k->fd, planes->planes[i], DRM_MODE_OBJECT_PLANE, "type",
+					   ~0ull);
+
+		if (type == DRM_PLANE_TYPE_PRIMARY)
+			k->plane = planes->planes[i];
+		else if (type == DRM_PLANE_TYPE_CURSOR)
+			k->cursor = planes->planes[i];
+	}
 	drmModeFreeResources(res);
 	drmModeFreePlaneResources(planes);
+	if (!pt_check(k->plane && k->cursor, "a primary plane and a cursor plane"))
+		return -1;
 	k->connector = drmModeGetConnector(k->fd, k->conn);
 	if (!pt_check(k->connector && k->connector->connection == DRM_MODE_CONNECTED &&
 		      k->connector->count_modes > 0, "connector connected with modes"))
@@ -105,7 +137,11 @@ static int kms_open(struct kms *k, const char *bdf)
 	for (i = 0; i < 4; i++) {
 		k->plane_src[i] = prop_id(k->fd, k->plane, DRM_MODE_OBJECT_PLANE, src[i]);
 		k->plane_dst[i] = prop_id(k->fd, k->plane, DRM_MODE_OBJECT_PLANE, dst[i]);
+		k->cursor_src[i] = prop_id(k->fd, k->cursor, DRM_MODE_OBJECT_PLANE, src[i]);
+		k->cursor_dst[i] = prop_id(k->fd, k->cursor, DRM_MODE_OBJECT_PLANE, dst[i]);
 	}
+	k->cursor_fb = prop_id(k->fd, k->cursor, DRM_MODE_OBJECT_PLANE, "FB_ID");
+	k->cursor_crtc = prop_id(k->fd, k->cursor, DRM_MODE_OBJECT_PLANE, "CRTC_ID");
 	return 0;
 }
 
@@ -682,6 +718,240 @@ out_fb:
 	fb_free(k, &fb);
 }
 
+/* ---- cursor ------------------------------------------------------------ */
+
+#define CURSOR 64
+
+/* Cursor pixel (@x, @y): opaque, clear and half covering, premultiplied ARGB. */
+static uint32_t cursor_argb(uint32_t x, uint32_t y)
+{
+	uint32_t a = (x + y) % 3 == 0 ? 0xff : (x + y) % 3 == 1 ? 0 : 0x80;
+	uint32_t rgb = pattern_rgb(y * 5, x * 3, 99);
+
+	return a << 24 | (((rgb >> 16) & 0xff) * a / 255) << 16 |
+	       (((rgb >> 8) & 0xff) * a / 255) << 8 | ((rgb & 0xff) * a / 255);
+}
+
+/* @src over opaque @dst, as docs/hardware.md gives the controller's blend. */
+static uint32_t blend(uint32_t src, uint32_t dst)
+{
+	uint32_t a = src >> 24, out = 0, shift;
+
+	for (shift = 0; shift < 24; shift += 8) {
+		uint32_t c = ((src >> shift) & 0xff) +
+			     (((dst >> shift) & 0xff) * (255 - a) + 127) / 255;
+
+		out |= (c > 255 ? 255 : c) << shift;
+	}
+	return out;
+}
+
+/*
+ * CRC of the screen: the pattern of @seed, @w x @h, with the region
+ * [@sx, @sx + @cw) x [@sy, @sy + @ch) of the cursor image drawn at
+ * (@cx, @cy), clipped; @cw 0 for no cursor.
+ */
+static uint32_t screen_crc(uint32_t w, uint32_t h, uint32_t seed, int cx, int cy, uint32_t sx,
+			   uint32_t sy, uint32_t cw, uint32_t ch)
+{
+	uint8_t *rgb = malloc((size_t)w * h * 3);
+	uint32_t x, y, crc;
+
+	for (y = 0; y < h; y++) {
+		for (x = 0; x < w; x++) {
+			int ix = (int)x - cx, iy = (int)y - cy;
+			uint32_t p = pattern_rgb(x, y, seed);
+			uint8_t *o = rgb + ((size_t)y * w + x) * 3;
+
+			if (ix >= 0 && ix < (int)cw && iy >= 0 && iy < (int)ch)
+				p = blend(cursor_argb(sx + ix, sy + iy), p);
+			o[0] = p >> 16;
+			o[1] = p >> 8;
+			o[2] = p;
+		}
+	}
+	crc = pagoda_crc32(rgb, (size_t)w * h * 3);
+	free(rgb);
+	return crc;
+}
+
+/* Until the controller latched what was last written (at most a few frames). */
+static void wait_latched(struct kms *k)
+{
+	int i;
+
+	for (i = 0; i < 200 && pt_reg(k->mmio, PAGODA_REG_DISP_STATUS) &
+			       PAGODA_DISP_STATUS_FLIP_PENDING; i++)
+		pt_sleep_ms(5);
+}
+
+/* The cursor plane: @fb's region (@sx, @sy, @w, @h) at (@x, @y); NULL: off. */
+static int cursor_commit(struct kms *k, const struct fb *fb, uint32_t sx, uint32_t sy,
+			 uint32_t w, uint32_t h, int x, int y)
+{
+	drmModeAtomicReq *req = drmModeAtomicAlloc();
+	uint64_t src[4] = { (uint64_t)sx << 16, (uint64_t)sy << 16, (uint64_t)w << 16,
+			    (uint64_t)h << 16 };
+	uint64_t dst[4] = { (uint64_t)(int64_t)x, (uint64_t)(int64_t)y, w, h };
+	int i, ret;
+
+	drmModeAtomicAddProperty(req, k->cursor, k->cursor_fb, fb ? fb->id : 0);
+	drmModeAtomicAddProperty(req, k->cursor, k->cursor_crtc, fb ? k->crtc : 0);
+	for (i = 0; i < 4; i++) {
+		drmModeAtomicAddProperty(req, k->cursor, k->cursor_src[i], fb ? src[i] : 0);
+		drmModeAtomicAddProperty(req, k->cursor, k->cursor_dst[i], fb ? dst[i] : 0);
+	}
+	ret = drmModeAtomicCommit(k->fd, req, 0, NULL) ? -errno : 0;
+	drmModeAtomicFree(req);
+	return ret;
+}
+
+/*
+ * The cursor: set and moved by the legacy ioctls, shown where it was put
+ * (clipped at the edges) and blended exactly; part of its image through
+ * the atomic cursor plane; refused when too large or not ARGB8888; off.
+ */
+static void test_cursor(struct kms *k)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	uint32_t w = mode->hdisplay, h = mode->vdisplay, x, y, big_handles[4] = {};
+	/* inside, then past each edge and corner */
+	const int pos[][2] = { { 100, 60 }, { -20, -10 }, { (int)w - 10, (int)h - 30 },
+			       { -63, 5 }, { 1, -63 } };
+	uint32_t big_pitches[4] = {}, offsets[4] = {}, id;
+	struct fb bg, cur, big;
+	char name[64];
+	size_t i;
+	int ret;
+
+	if (!pt_check(!fb_dumb(k, &bg, w, h), "cursor: background buffer"))
+		return;
+	draw(&bg, w, h, 21);
+	ret = kms_commit(k, mode, &bg, w, h, 0, 0, NULL);
+	if (!pt_check(!ret, "cursor: background on screen: %d", ret))
+		goto out_bg;
+	if (!pt_check(!fb_dumb(k, &cur, CURSOR, CURSOR), "cursor: %ux%u buffer", CURSOR, CURSOR))
+		goto out_bg;
+	for (y = 0; y < CURSOR; y++)
+		for (x = 0; x < CURSOR; x++)
+			((uint32_t *)((uint8_t *)cur.map + (size_t)y * cur.pitch))[x] =
+				cursor_argb(x, y);
+
+	/* legacy: set at a place, then moved, clipped at every edge */
+	ret = drmModeSetCursor(k->fd, k->crtc, cur.handle, CURSOR, CURSOR);
+	pt_check(!ret, "legacy cursor set: %s", ret ? strerror(errno) : "ok");
+	for (i = 0; i < sizeof(pos) / sizeof(pos[0]); i++) {
+		int cx = pos[i][0], cy = pos[i][1];
+
+		ret = drmModeMoveCursor(k->fd, k->crtc, cx, cy);
+		pt_check(!ret, "legacy cursor moved to (%d, %d): %s", cx, cy,
+			 ret ? strerror(errno) : "ok");
+		wait_latched(k);
+		snprintf(name, sizeof(name), "cursor-at-%d-%d", cx, cy);
+		screen_is(name, w, h, screen_crc(w, h, 21, cx, cy, 0, 0, CURSOR, CURSOR));
+	}
+	ret = drmModeSetCursor(k->fd, k->crtc, 0, 0, 0);
+	pt_check(!ret, "legacy cursor off: %s", ret ? strerror(errno) : "ok");
+	wait_latched(k);
+	screen_is("cursor-off", w, h, screen_crc(w, h, 21, 0, 0, 0, 0, 0, 0));
+
+	/* atomic: a 40x24 region of the image, from (8, 16), at (200, 120) */
+	cur.format = DRM_FORMAT_ARGB8888;
+	drmModeRmFB(k->fd, cur.id);
+	cur.id = 0;
+	ret = fb_add(k, &cur);
+	if (!pt_check(!ret, "cursor: ARGB8888 framebuffer: %d", ret))
+		goto out_cur;
+	ret = cursor_commit(k, &cur, 8, 16, 40, 24, 200, 120);
+	if (pt_check(!ret, "atomic cursor plane: %d", ret))
+		screen_is("cursor-atomic", w, h, screen_crc(w, h, 21, 200, 120, 8, 16, 40, 24));
+
+	/* too large, or not ARGB8888: refused, the screen as it was */
+	if (pt_check(!fb_dumb(k, &big, CURSOR * 2, CURSOR), "cursor: a 128x64 buffer")) {
+		ret = drmModeSetCursor(k->fd, k->crtc, big.handle, CURSOR * 2, CURSOR);
+		pt_check(ret && errno == EINVAL, "legacy cursor of 128x64 refused: %s",
+			 ret ? strerror(errno) : "accepted");
+		ret = cursor_commit(k, &big, 0, 0, CURSOR * 2, CURSOR, 0, 0);
+		pt_check(ret == -EINVAL, "atomic cursor of 128x64 XRGB8888: %d (EINVAL)", ret);
+		big_handles[0] = big.handle;
+		big_pitches[0] = big.pitch;
+		ret = drmModeAddFB2(k->fd, CURSOR * 2, CURSOR, DRM_FORMAT_ARGB8888, big_handles,
+				    big_pitches, offsets, &id, 0);
+		if (pt_check(!ret, "128x64 ARGB8888 framebuffer: %s", ret ? strerror(errno) : "ok")) {
+			struct fb argb = big;
+
+			argb.id = id;
+			ret = cursor_commit(k, &argb, 0, 0, CURSOR * 2, CURSOR, 0, 0);
+			pt_check(ret == -EINVAL, "atomic cursor of 128x64: %d (EINVAL)", ret);
+			drmModeRmFB(k->fd, id);
+		}
+		fb_free(k, &big);
+	}
+	screen_is("cursor-refused", w, h, screen_crc(w, h, 21, 200, 120, 8, 16, 40, 24));
+	ret = cursor_commit(k, NULL, 0, 0, 0, 0, 0, 0);
+	pt_check(!ret, "atomic cursor plane off: %d", ret);
+	screen_is("cursor-atomic-off", w, h, screen_crc(w, h, 21, 0, 0, 0, 0, 0, 0));
+out_cur:
+	fb_free(k, &cur);
+out_bg:
+	fb_free(k, &bg);
+}
+
+/* ---- vblank timestamps ---------------------------------------------------- */
+
+#define VBLANKS 60
+
+/*
+ * Vblank timestamps come from the controller's clock: consecutive ones
+ * are one refresh period apart (to the microsecond of the reply), however
+ * late the guest handles each interrupt. A host stall restarts the
+ * controller's grid (docs/hardware.md), so a few intervals may differ;
+ * stamps taken when the interrupt is handled are off by 0.1-1 ms.
+ */
+static void test_vblank_time(struct kms *k)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	double period_us = 1e9 / pt_reg(k->mmio, PAGODA_REG_DISP_REFRESH);
+	double worst = 0, prev = 0;
+	int i, exact = 0, counted = 0;
+	unsigned int prev_seq = 0;
+	struct fb fb;
+
+	if (!pt_check(!fb_dumb(k, &fb, mode->hdisplay, mode->vdisplay), "vblank: buffer"))
+		return;
+	draw(&fb, mode->hdisplay, mode->vdisplay, 5);
+	if (!pt_check(!kms_commit(k, mode, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL),
+		      "vblank: mode set"))
+		goto out;
+	for (i = 0; i <= VBLANKS; i++) {
+		drmVBlank vbl = { .request = { .type = DRM_VBLANK_RELATIVE, .sequence = 1 } };
+		double t, err;
+
+		if (drmWaitVBlank(k->fd, &vbl)) {
+			pt_check(0, "vblank %d waited: %s", i, strerror(errno));
+			break;
+		}
+		t = vbl.reply.tval_sec * 1e6 + vbl.reply.tval_usec;
+		if (i && vbl.reply.sequence != prev_seq) {
+			/* time between them against the blanks counted between them */
+			err = t - prev - period_us * (vbl.reply.sequence - prev_seq);
+			if (err < 0)
+				err = -err;
+			exact += err <= 2;
+			counted++;
+			if (err > worst)
+				worst = err;
+		}
+		prev = t;
+		prev_seq = vbl.reply.sequence;
+	}
+	pt_check(counted >= VBLANKS * 9 / 10 && exact >= counted * 9 / 10,
+		 "vblank timestamps: %d of %d intervals within 2 us of %.3f us a blank (worst %.0f us)",
+		 exact, counted, period_us, worst);
+out:
+	fb_free(k, &fb);
+}
+
 int main(void)
 {
 	struct pagoda_screen s;
@@ -699,6 +969,8 @@ int main(void)
 	test_segments(&k);
 	test_flips(&k);
 	test_bad_input(&k);
+	test_cursor(&k);
+	test_vblank_time(&k);
 	drmModeFreeConnector(k.connector);
 	close(k.fd);
 
