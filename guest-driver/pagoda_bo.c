@@ -25,6 +25,7 @@
  */
 
 #include <linux/delay.h>
+#include <linux/dma-buf.h>
 #include <linux/workqueue.h>
 
 #include <drm/drm_drv.h>
@@ -32,6 +33,7 @@
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_ttm_helper.h>
 #include <drm/drm_mode.h>
+#include <drm/drm_prime.h>
 #include <drm/drm_print.h>
 #include <drm/ttm/ttm_tt.h>
 
@@ -99,6 +101,18 @@ static bool pagoda_bo_cpu_mappable(const struct pagoda_bo *bo)
 
 static int pagoda_gem_mmap(struct drm_gem_object *gem, struct vm_area_struct *vma)
 {
+	int ret;
+
+	if (gem->import_attach) {
+		/* another device's buffer: its exporter maps it */
+		vma->vm_private_data = NULL;
+		vma->vm_ops = NULL;
+		ret = dma_buf_mmap(gem->dma_buf, vma, 0);
+		/* the exporter holds the dma-buf: drop drm_gem_mmap_obj()'s reference */
+		if (!ret)
+			drm_gem_object_put(gem);
+		return ret;
+	}
 	if (!pagoda_bo_cpu_mappable(gem_to_pagoda_bo(gem)))
 		return -EACCES;
 	return drm_gem_ttm_mmap(gem, vma);
@@ -115,6 +129,9 @@ static int pagoda_gem_vmap(struct drm_gem_object *gem, struct iosys_map *map)
 	u32 contiguous;
 	u64 offset;
 
+	/* another device's buffer has no pages of ours: its exporter maps it */
+	if (gem->import_attach)
+		return -EINVAL;
 	pagoda_bo_res_placement(res, &offset, &contiguous);
 	if (res->mem_type == PAGODA_PL_HIDDEN || (res->mem_type == TTM_PL_VRAM && !contiguous))
 		return -EINVAL;
@@ -157,6 +174,8 @@ static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 	WARN_ON(!xa_empty(&bo->host_aperture_slots));
 	xa_destroy(&bo->host_aperture_slots);
 	mutex_destroy(&bo->gpuva_lock);
+	if (tbo->base.import_attach)
+		drm_prime_gem_destroy(&tbo->base, tbo->sg);
 	drm_gem_object_release(&tbo->base);
 	/* TTM gave it a reservation of its own when it was released */
 	if (bo->resv_owner)
@@ -331,11 +350,12 @@ static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
  * A new allocation. With @resv (locked by the caller) it shares that
  * reservation. It is returned reserved when @reserved (which it always is
  * with @resv), else unreserved. (Reserved from the start, it is never
- * locked again while the caller may hold other reservations.)
+ * locked again while the caller may hold other reservations.) With @sg it
+ * is a dma-buf's pages, not the driver's own.
  */
 static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 					  const struct drm_pagoda_gem_create *args, u64 size,
-					  struct dma_resv *resv, bool reserved)
+					  struct dma_resv *resv, bool reserved, struct sg_table *sg)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct pagoda_bo *bo;
@@ -357,8 +377,9 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	bo->priority = args->priority;
 	bo->tbo.priority = args->priority + 1;
 	/* on failure TTM calls pagoda_bo_destroy() */
-	ret = ttm_bo_init_reserved(&pgdev->bdev, &bo->tbo, ttm_bo_type_device, &bo->placement,
-				   0, &ctx, NULL, resv, pagoda_bo_destroy);
+	ret = ttm_bo_init_reserved(&pgdev->bdev, &bo->tbo,
+				   sg ? ttm_bo_type_sg : ttm_bo_type_device, &bo->placement,
+				   0, &ctx, sg, resv, pagoda_bo_destroy);
 	if (ret)
 		return ERR_PTR(ret);
 	/*
@@ -682,7 +703,7 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
 	struct pagoda_bo *bo;
 	int ret;
 
-	bo = pagoda_bo_create(pgdev, &args, size, NULL, true);
+	bo = pagoda_bo_create(pgdev, &args, size, NULL, true, NULL);
 	if (IS_ERR(bo))
 		return bo;
 	ret = pagoda_bo_place(bo, &ctx);
@@ -723,7 +744,7 @@ struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size,
 	int ret;
 
 	/* TTM's creation placed it: the preferred segment, by eviction if needed */
-	bo = pagoda_bo_create(pgdev, &args, size, resv_obj->resv, true);
+	bo = pagoda_bo_create(pgdev, &args, size, resv_obj->resv, true, NULL);
 	if (IS_ERR(bo))
 		return ERR_PTR(pagoda_bo_no_room(PTR_ERR(bo)));
 	drm_gem_object_get(resv_obj);
@@ -874,7 +895,7 @@ static struct pagoda_bo *pagoda_bo_create_user(struct pagoda_device *pgdev,
 		drm_dev_exit(idx);
 		return ERR_PTR(ret);
 	}
-	bo = pagoda_bo_create(pgdev, args, size, NULL, false);
+	bo = pagoda_bo_create(pgdev, args, size, NULL, false, NULL);
 	up_read(&pgdev->reset_lock);
 	drm_dev_exit(idx);
 	return bo;
@@ -969,6 +990,46 @@ int pagoda_gem_dumb_create(struct drm_file *file, struct drm_device *drm,
 	args->pitch = pitch;
 	args->size = create.size;
 	return 0;
+}
+
+/**
+ * pagoda_gem_prime_import_sg_table - an allocation of another device's dma-buf
+ * @drm: the DRM device
+ * @attach: the dma-buf's attachment to the device
+ * @sgt: its pages, mapped for the device
+ *
+ * A foreign buffer is system memory the device reaches by bus address: the
+ * allocation lives in system memory only, where page tables map it (and,
+ * scanned out, the aperture segment), shares the dma-buf's reservation
+ * object (its fences order the work of both devices), and is never copied,
+ * cleared, discarded or swapped out by this driver. It is not physically
+ * accessed (SUBMIT_PHYS refuses it, EINVAL). The CPU maps it through its
+ * exporter. Pagoda's own dma-bufs come back as the allocation itself
+ * (drm_gem_prime_import()).
+ *
+ * Return: its GEM object, or an ERR_PTR: -EINVAL for a size that is not a
+ * whole number of pages, -ENOMEM.
+ */
+struct drm_gem_object *pagoda_gem_prime_import_sg_table(struct drm_device *drm,
+							struct dma_buf_attachment *attach,
+							struct sg_table *sgt)
+{
+	const struct drm_pagoda_gem_create args = {
+		.size = attach->dmabuf->size,
+		.segments = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_SYSTEM,
+		.eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	struct dma_resv *resv = attach->dmabuf->resv;
+	struct pagoda_bo *bo;
+
+	if (!args.size || !PAGE_ALIGNED(args.size))
+		return ERR_PTR(-EINVAL);
+	dma_resv_lock(resv, NULL);
+	bo = pagoda_bo_create(to_pagoda_device(drm), &args, args.size, resv, true, sgt);
+	dma_resv_unlock(resv);
+	return IS_ERR(bo) ? ERR_CAST(bo) : &bo->tbo.base;
 }
 
 /*

@@ -152,6 +152,11 @@ struct drm_mode_create_dumb;
 int pagoda_gem_dumb_create(struct drm_file *file, struct drm_device *drm,
 			   struct drm_mode_create_dumb *args);
 int pagoda_bo_pin_scanout(struct pagoda_bo *bo);
+struct dma_buf_attachment;
+struct sg_table;
+struct drm_gem_object *pagoda_gem_prime_import_sg_table(struct drm_device *drm,
+							struct dma_buf_attachment *attach,
+							struct sg_table *sgt);
 void pagoda_bo_unpin_scanout(struct pagoda_bo *bo);
 
 #endif /* PAGODA_BO_H */

@@ -139,6 +139,7 @@ static const struct drm_driver pagoda_drm_driver = {
 				  DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE |
 				  DRIVER_MODESET | DRIVER_ATOMIC,
 	.gem_prime_import	= drm_gem_prime_import,
+	.gem_prime_import_sg_table = pagoda_gem_prime_import_sg_table,
 	.dumb_create		= pagoda_gem_dumb_create,
 	.dumb_map_offset	= drm_gem_ttm_dumb_map_offset,
 	.show_fdinfo		= pagoda_show_fdinfo,
@@ -420,3 +421,4 @@ module_exit(pagoda_exit);
 
 MODULE_DESCRIPTION(DRIVER_DESC);
 MODULE_LICENSE("GPL");
+MODULE_IMPORT_NS(DMA_BUF);

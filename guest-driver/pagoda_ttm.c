@@ -35,6 +35,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/pci.h>
 
+#include <drm/drm_prime.h>
 #include <drm/drm_print.h>
 #include <drm/ttm/ttm_bo.h>
 #include <drm/ttm/ttm_placement.h>
@@ -206,7 +207,9 @@ void pagoda_tt_unmap_dma(struct ttm_device *bdev, struct ttm_tt *tt)
 
 	if (!ptt->mapped)
 		return;
-	pagoda_tt_unmap_runs(bdev->pool.dev, ptt, tt->num_pages);
+	/* a dma-buf's pages were mapped by its attachment, which unmaps them */
+	if (!(tt->page_flags & TTM_TT_FLAG_EXTERNAL))
+		pagoda_tt_unmap_runs(bdev->pool.dev, ptt, tt->num_pages);
 	ptt->mapped = false;
 }
 
@@ -224,6 +227,12 @@ static int pagoda_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
 	dma_addr_t addr;
 	int ret;
 
+	/* a dma-buf's pages: the attachment mapped them for the device */
+	if (tt->page_flags & TTM_TT_FLAG_EXTERNAL) {
+		ret = drm_prime_sg_to_dma_addr_array(tt->sg, ptt->dma, tt->num_pages);
+		ptt->mapped = !ret;
+		return ret;
+	}
 	ret = ttm_pool_alloc(&bdev->pool, tt, ctx);
 	if (ret)
 		return ret;
@@ -245,7 +254,8 @@ static int pagoda_ttm_tt_populate(struct ttm_device *bdev, struct ttm_tt *tt,
 static void pagoda_ttm_tt_unpopulate(struct ttm_device *bdev, struct ttm_tt *tt)
 {
 	pagoda_tt_unmap_dma(bdev, tt);
-	ttm_pool_free(&bdev->pool, tt);
+	if (!(tt->page_flags & TTM_TT_FLAG_EXTERNAL))
+		ttm_pool_free(&bdev->pool, tt);
 }
 
 static void pagoda_ttm_tt_destroy(struct ttm_device *bdev, struct ttm_tt *tt)
