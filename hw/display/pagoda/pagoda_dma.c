@@ -24,6 +24,7 @@
 #define PIECE_MIN_COST  512
 
 typedef struct PagodaPiece {
+    PagodaState *owner;     /* the GPU whose memory paddr names */
     uint64_t paddr;
     uint64_t len;
     bool zero;
@@ -53,6 +54,19 @@ static int span_fault(const PagodaSpan *sp, uint64_t pos, uint32_t code,
 }
 
 /*
+ * The GPU whose memory translation @x of byte @pos of @sp names: this one,
+ * for every address today.
+ */
+static int span_owner(PagodaState *s, const PagodaSpan *sp, uint64_t pos,
+                      const PagodaXlat *x, uint32_t access, PagodaState **owner,
+                      PagodaFault *f)
+{
+    assert(!x->adapter);
+    *owner = s;
+    return 0;
+}
+
+/*
  * The physical piece of @sp at byte @pos, at most @max bytes long. Merges
  * following pages while they stay physically contiguous.
  */
@@ -64,6 +78,7 @@ static int span_piece(PagodaState *s, const PagodaSpan *sp, uint64_t pos,
     int err;
 
     p->zero = false;
+    p->owner = s;
     if (sp->pages) {
         uint64_t page = pos / PAGODA_PAGE_SIZE;
 
@@ -84,6 +99,9 @@ static int span_piece(PagodaState *s, const PagodaSpan *sp, uint64_t pos,
         return 0;
     }
     err = pagoda_mmu_translate(s, sp->ctx, sp->addr + pos, access, &x, f);
+    if (!err) {
+        err = span_owner(s, sp, pos, &x, access, &p->owner, f);
+    }
     if (err) {
         return err;
     }
@@ -92,9 +110,12 @@ static int span_piece(PagodaState *s, const PagodaSpan *sp, uint64_t pos,
     p->len = MIN(max, x.page_left);
     while (p->len < max) {
         PagodaFault ignored;
+        PagodaState *owner;
 
         if (pagoda_mmu_translate(s, sp->ctx, sp->addr + pos + p->len, access,
                                  &x, &ignored) ||
+            span_owner(s, sp, pos + p->len, &x, access, &owner, &ignored) ||
+            owner != p->owner ||
             x.zero != p->zero || (!p->zero && x.paddr != p->paddr + p->len)) {
             break;      /* a fault there is raised when the copy reaches it */
         }
@@ -118,7 +139,7 @@ static int piece_map(PagodaState *s, const PagodaSpan *sp, uint64_t pos,
         m->is_write = is_write;
         return 0;
     }
-    err = pagoda_mem_map(s, p->paddr, p->len, is_write, m);
+    err = pagoda_mem_map(p->owner, p->paddr, p->len, is_write, m);
     if (err) {
         return span_fault(sp, pos, err, access, f);
     }

@@ -54,6 +54,7 @@ typedef struct PagodaTlbEntry {
     uint64_t stamp;         /* last use, for LRU within the set */
     uint16_t ctx;
     uint8_t shift;          /* page shift: 12, 16, 21, 30, 39 */
+    uint8_t adapter;        /* PTE_ADAPTER: 0 this GPU, else a linked one */
     bool valid, read_only, no_execute, zero;
 } PagodaTlbEntry;
 
@@ -93,6 +94,7 @@ typedef struct PagodaTlb {
 typedef struct PagodaXlat {
     uint64_t paddr;         /* physical address of va */
     uint64_t page_left;     /* bytes from va to the end of its page */
+    uint8_t adapter;        /* whose memory paddr is in: PTE_ADAPTER */
     bool zero;              /* reads return zero, writes are dropped */
 } PagodaXlat;
 

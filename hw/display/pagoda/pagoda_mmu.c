@@ -362,6 +362,7 @@ int pagoda_mmu_translate(PagodaState *s, unsigned ctx, uint64_t va,
     }
     x->paddr = e->paddr + in_page;
     x->page_left = page - in_page;
+    x->adapter = e->adapter;
     x->zero = e->zero;
     return 0;
 }
