@@ -507,6 +507,13 @@ void pagoda_mem_unrealize(PagodaState *s)
             object_unparent(OBJECT(s->host_aperture_alias[i]));
         }
     }
+    /*
+     * A subregion holds a reference on its owner, the device: one left in
+     * place would keep an unplugged device from ever being freed.
+     */
+    if (s->host_aperture_unmapped.container) {
+        memory_region_del_subregion(&s->host_aperture, &s->host_aperture_unmapped);
+    }
     g_free(s->host_aperture_alias);
     g_free(s->host_aperture_shown);
     g_free(s->host_aperture_map);
