@@ -74,6 +74,16 @@
 #define   PAGODA_DEBUG_IMPLEMENTED	(PAGODA_DEBUG_ENGINE_RESET_FAILS(0) | \
 					 PAGODA_DEBUG_ENGINE_RESET_FAILS(1))
 
+/*
+ * Linked adapters: two to four GPUs (-device pagoda,link=<id of the first>)
+ * reach each other's memory segments through PTE_ADAPTER. A GPU alone is
+ * adapter 0 of a link of one: LINK_ID 0, LINK_PRESENT 1.
+ */
+#define PAGODA_REG_LINK_ID		0x0040	/* read-only: the link's id, 0 when not linked */
+#define PAGODA_REG_LINK_INDEX		0x0044	/* read-only: this GPU's physical adapter index */
+#define PAGODA_REG_LINK_PRESENT		0x0048	/* read-only: bit i set while adapter i is present */
+#define PAGODA_LINK_MAX_ADAPTERS	4
+
 /* MSI-X vectors. Without MSI-X, INTx is asserted while any enabled bit is set. */
 #define PAGODA_MSIX_VECTOR_FAULT	0
 #define PAGODA_MSIX_VECTOR_ENGINE(e)	(1 + (e))
@@ -208,6 +218,7 @@
 #define   PAGODA_FAULT_BAD_COMMAND	6	/* malformed or unknown command */
 #define   PAGODA_FAULT_BAD_RING_ENTRY	7	/* malformed ring entry */
 #define   PAGODA_FAULT_BAD_DISPLAY	8	/* scanout programming rejected at a flip */
+#define   PAGODA_FAULT_BAD_PEER		9	/* PTE_ADAPTER names no present peer's memory */
 #define PAGODA_REG_FAULT_FLAGS		0x052c
 #define   PAGODA_FAULT_FLAG_WRITE	PAGODA_BIT(0)
 #define   PAGODA_FAULT_FLAG_FENCE_INVALID PAGODA_BIT(1)
@@ -395,13 +406,15 @@
 #define PAGODA_PTE_NO_EXECUTE		PAGODA_BIT64(4)
 #define PAGODA_PTE_SEGMENT_MASK		PAGODA_MASK64(9, 5)
 #define PAGODA_PTE_LARGE_PAGE		PAGODA_BIT64(10)	/* non-leaf entry maps its range */
-#define PAGODA_PTE_ADAPTER_MASK		PAGODA_MASK64(16, 11)	/* physical adapter: must be 0 */
+#define PAGODA_PTE_ADAPTER_MASK		PAGODA_MASK64(16, 11)	/* 0: this GPU; i + 1: adapter i */
 #define PAGODA_PTE_LEAF64		PAGODA_BIT64(17)	/* level-1 entry: 64 KiB leaf table */
 #define PAGODA_PTE_RESERVED_MASK	PAGODA_MASK64(19, 18)
 #define PAGODA_PTE_FRAME_SHIFT		20
 #define PAGODA_PTE_ADDR_SHIFT		12
 
 #define PAGODA_PTE_SEGMENT(pte)		((unsigned int)PAGODA_GET(pte, 9, 5))
+#define PAGODA_PTE_ADAPTER(pte)		((unsigned int)PAGODA_GET(pte, 16, 11))
+#define PAGODA_PTE_PEER(i)		PAGODA_SET((i) + 1, 16, 11)	/* linked adapter i's memory */
 #define PAGODA_PTE_ADDR(pte)		(((pte) >> PAGODA_PTE_FRAME_SHIFT) << PAGODA_PTE_ADDR_SHIFT)
 #define PAGODA_PTE_MAKE(seg, addr, flags) \
 	(PAGODA_SET(seg, 9, 5) | (((unsigned long long)(addr) >> PAGODA_PTE_ADDR_SHIFT) \

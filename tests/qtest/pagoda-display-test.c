@@ -127,7 +127,7 @@ static void test_display_regs(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(pagoda_rd64(d, PAGODA_REG_DISP_SURFACE_LO), ==, 0);
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_DISP_CONTROL), ==, 0);
 
-    /* staged registers read back whatever was written; CONTROL its two bits *
+    /* staged registers read back whatever was written; CONTROL its two bits */
     stage(d, 0xfedcba9876543210ull, 0xffffffff, 12345, 7, 0xdeadbeef,
           0xffffffff);
     g_assert_cmphex(pagoda_rd64(d, PAGODA_REG_DISP_SURFACE_LO), ==,

@@ -9,6 +9,8 @@
  * are driven through rings: the paging engine's VIRTUAL_TRANSFER and
  * VIRTUAL_FILL, and render ring entries in virtual mode whose command
  * buffers are themselves mapped at VAs. Results are compared byte for byte.
+ * Linked adapters: a machine of three linked GPUs, the device under test
+ * reaching the others' memory through PTE_ADAPTER.
  *
  * SPDX-License-Identifier: GPL-2.0-or-later
  */
@@ -19,6 +21,8 @@
 #include "libqtest.h"
 #include "libqos/qgraph.h"
 #include "libqos/pagoda.h"
+#include "libqos/pci-pc.h"
+#include "hw/pci/pci_regs.h"
 
 #define PAGE            (4 * KiB)
 #define PAGE64          (64 * KiB)
@@ -1798,6 +1802,284 @@ static void test_tlb_working_set(void *obj, void *arg, QGuestAllocator *alloc)
     expect_no_fault(d);
 }
 
+/* ---- Linked adapters ------------------------------------------------------ */
+
+/*
+ * The link of the test machine (link_machine()): the device under test
+ * "pgd0" is adapter 0; "pgd1" (32 MiB of VRAM, 16 MiB hidden) adapter 1;
+ * "pgd2" (no hidden VRAM) adapter 2.
+ */
+#define PEER1_DEVFN     QPCI_DEVFN(5, 0)
+#define PEER2_DEVFN     QPCI_DEVFN(6, 0)
+#define PEER1_VRAM      (32 * MiB)
+
+static void *link_machine(GString *cmd_line, void *arg)
+{
+    g_string_append(cmd_line, " -device pagoda,id=pgd1,link=pgd0,addr=05.0,"
+                    "vram-size=32M,hidden-vram-size=16M"
+                    " -device pagoda,id=pgd2,link=pgd0,addr=06.0,"
+                    "vram-size=32M,hidden-vram-size=0 ");
+    return arg;
+}
+
+/* A leaf entry for page @pa (PAGODA_PADDR) of linked adapter @adapter. */
+static uint64_t peer_pte(unsigned adapter, uint64_t pa, uint64_t flags)
+{
+    return pte_to(pa, PAGODA_PTE_PEER(adapter) | flags);
+}
+
+/* The same bytes at @off of @other's VRAM, read through its BAR2. */
+static void expect_vram_bytes(QPagoda *other, uint64_t off, const void *want,
+                              size_t len)
+{
+    g_autofree uint8_t *got = g_malloc(len);
+
+    qpci_memread(&other->dev, other->vram, off, got, len);
+    g_assert_cmpmem(got, len, want, len);
+}
+
+/*
+ * (1) Link registers: the same link id on every member, each its own
+ * physical adapter index, all three present.
+ */
+static void test_link_regs(void *obj, void *arg, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj, p1, p2;
+    uint32_t id;
+
+    pagoda_start(d, alloc);
+    pagoda_start_other(&p1, d, PEER1_DEVFN);
+    pagoda_start_other(&p2, d, PEER2_DEVFN);
+    id = pagoda_rd(d, PAGODA_REG_LINK_ID);
+    g_assert_cmpuint(id, !=, 0);
+    g_assert_cmpuint(pagoda_rd(&p1, PAGODA_REG_LINK_ID), ==, id);
+    g_assert_cmpuint(pagoda_rd(&p2, PAGODA_REG_LINK_ID), ==, id);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_LINK_INDEX), ==, 0);
+    g_assert_cmpuint(pagoda_rd(&p1, PAGODA_REG_LINK_INDEX), ==, 1);
+    g_assert_cmpuint(pagoda_rd(&p2, PAGODA_REG_LINK_INDEX), ==, 2);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_LINK_PRESENT), ==, 0x7);
+    g_assert_cmphex(pagoda_rd(&p2, PAGODA_REG_LINK_PRESENT), ==, 0x7);
+    /* still each its own device: own VRAM size, own registers */
+    g_assert_cmpuint(pagoda_rd64(&p1, PAGODA_REG_VRAM_SIZE_LO), ==, PEER1_VRAM);
+    pagoda_wr(&p1, PAGODA_REG_SCRATCH, 0x1234);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_SCRATCH), ==, 0);
+}
+
+/* (2) An unlinked GPU: a link of one, and no PTE_ADAPTER (INVALID_PTE). */
+static void test_link_none(void *obj, void *arg, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    const uint64_t vs = 40 * GiB, vd = 41 * GiB;
+    PagodaVM vm;
+    uint64_t d_pa, fence;
+
+    pagoda_start(d, alloc);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_LINK_ID), ==, 0);
+    g_assert_cmpuint(pagoda_rd(d, PAGODA_REG_LINK_INDEX), ==, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_LINK_PRESENT), ==, 1);
+    pagoda_vm_init(&vm, d, CTX_A, full_root(d));
+    d_pa = sys_alloc(d, PAGE);
+    pagoda_vm_map(&vm, vd, d_pa, PAGE, PAGE, 0);
+    pagoda_vm_set_pte(&vm, vs, 0, peer_pte(0, vram(0), 0));
+    fence = vcopy(d, CTX_A, 0, vs, vd, 8);
+    expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_INVALID_PTE, vs, 0,
+                 PAGODA_ACCESS_READ, fence);
+}
+
+/*
+ * (3) Peer memory through PTE_ADAPTER, from jobs on adapter 0: copies from
+ * adapter 1's VRAM and hidden VRAM (read back through its own paging
+ * engine), fills and CRC through them, a 2 MiB page of it, an engine
+ * fetching its commands there, and an entry naming adapter 0 explicitly.
+ */
+static void test_link_peer(void *obj, void *arg, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj, p1;
+    const uint64_t vp = 60 * GiB, vh = 61 * GiB, vs = 62 * GiB, vl = 64 * GiB;
+    const uint64_t vself = 63 * GiB;
+    g_autofree uint8_t *pdata = g_malloc(3 * PAGE);
+    g_autofree uint8_t *fill = g_malloc(PAGE);
+    g_autofree uint8_t *sdata = NULL;
+    uint64_t s_pa, h_pa, fence;
+    PagodaCmds c;
+    PagodaVM vm;
+
+    pagoda_start(d, alloc);
+    pagoda_start_other(&p1, d, PEER1_DEVFN);
+    pagoda_vm_init(&vm, d, CTX_A, full_root(d));
+    s_pa = sys_alloc(d, 4 * PAGE);
+    pagoda_vm_map(&vm, vs, s_pa, 4 * PAGE, PAGE, 0);
+
+    /* adapter 1's VRAM at 1 MiB, written through its BAR2, copied by adapter 0 */
+    make_pattern(pdata, 3 * PAGE, 70);
+    qpci_memwrite(&p1.dev, p1.vram, 1 * MiB, pdata, 3 * PAGE);
+    pagoda_vm_map(&vm, vp, vram(1 * MiB), 3 * PAGE, PAGE, PAGODA_PTE_PEER(1));
+    vcopy(d, CTX_A, 0, vp, vs, 3 * PAGE);
+    expect_bytes(d, s_pa, pdata, 3 * PAGE);
+    expect_no_fault(d);
+
+    /* adapter 0 writes adapter 1's VRAM: a fill, then a copy into it */
+    vfill(d, CTX_A, 0, vp + PAGE, 0x5a5a5a5a, PAGE);
+    memset(fill, 0x5a, PAGE);
+    expect_vram_bytes(&p1, 1 * MiB + PAGE, fill, PAGE);
+    sdata = put_pattern(d, s_pa, PAGE, 71);
+    vcopy(d, CTX_A, 0, vs, vp + 2 * PAGE, PAGE);
+    expect_vram_bytes(&p1, 1 * MiB + 2 * PAGE, sdata, PAGE);
+    /* adapter 0's own VRAM at the same offset is untouched */
+    g_assert_cmpuint(mem_readl(d, vram(1 * MiB + PAGE)), ==, 0);
+
+    /* adapter 1's hidden VRAM: written by adapter 0, read back by adapter 1 */
+    pagoda_vm_map(&vm, vh, PAGODA_PADDR(PAGODA_SEG_VRAM_HIDDEN, 8 * MiB), PAGE,
+                  PAGE, PAGODA_PTE_PEER(1));
+    vcopy(d, CTX_A, 0, vp, vh, PAGE);
+    h_pa = sys_alloc(d, PAGE);
+    pagoda_cmds_init(&c);
+    pagoda_cmd_transfer(&c, 0, PAGODA_PADDR(PAGODA_SEG_VRAM_HIDDEN, 8 * MiB),
+                        h_pa, PAGE);
+    pagoda_run(&p1, PAGODA_ENGINE_PAGING, &c, 0, 0);
+    pagoda_cmds_free(&c);
+    expect_bytes(d, h_pa, pdata, PAGE);
+
+    /* a 2 MiB page of adapter 1's VRAM */
+    pagoda_vm_set_pte(&vm, vl, 1, peer_pte(1, vram(0), PAGODA_PTE_LARGE_PAGE));
+    vcopy(d, CTX_A, 0, vl + 1 * MiB + PAGE, vs + 3 * PAGE, PAGE);
+    memset(fill, 0x5a, PAGE);
+    expect_bytes(d, s_pa + 3 * PAGE, fill, PAGE);
+
+    /* adapter 0 named explicitly is this GPU */
+    sdata = (g_free(sdata), put_pattern(d, vram(4 * MiB), PAGE, 72));
+    pagoda_vm_map(&vm, vself, vram(4 * MiB), PAGE, PAGE, PAGODA_PTE_PEER(0));
+    vcopy(d, CTX_A, 0, vself, vs, PAGE);
+    expect_bytes(d, s_pa, sdata, PAGE);
+
+    /* the render engine fetches and runs commands from adapter 1's VRAM */
+    pagoda_cmds_init(&c);
+    pagoda_cmd_fill32(&c, vs, 0xc0ffee00, PAGE);
+    qpci_memwrite(&p1.dev, p1.vram, 2 * MiB, c.dw->data, pagoda_cmds_bytes(&c));
+    pagoda_vm_map(&vm, vp + 4 * PAGE, vram(2 * MiB), PAGE, PAGE,
+                  PAGODA_PTE_PEER(1));
+    fence = pagoda_submit(d, PAGODA_ENGINE_RENDER, vp + 4 * PAGE,
+                          pagoda_cmds_bytes(&c), CTX_A, PAGODA_RING_FLAG_VIRTUAL);
+    g_assert_true(pagoda_wait_fence(d, PAGODA_ENGINE_RENDER, fence));
+    pagoda_cmds_free(&c);
+    expect_no_fault(d);
+    g_assert_cmphex(mem_readl(d, s_pa + PAGE - 4), ==, 0xc0ffee00);
+}
+
+/*
+ * (4) What PTE_ADAPTER may not name faults BAD_PEER and touches nothing:
+ * an adapter index that is not in the link, system memory or the aperture
+ * of a peer, a peer's VRAM beyond its size (though within adapter 0's), a
+ * peer without hidden VRAM; page tables are always local (an upper entry
+ * with PTE_ADAPTER is INVALID_PTE).
+ */
+static void test_link_faults(void *obj, void *arg, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    const uint64_t vd = 70 * GiB, vb = 71 * GiB;
+    const struct {
+        unsigned adapter;
+        uint64_t pa;
+    } bad[] = {
+        { 3, vram(0) },                                     /* not in the link */
+        { 62, vram(0) },                                    /* beyond any */
+        { 1, PAGODA_PADDR(PAGODA_SEG_SYSTEM, 0) },          /* not memory of its own */
+        { 1, PAGODA_PADDR(PAGODA_SEG_APERTURE, 0) },
+        { 1, vram(PEER1_VRAM) },                            /* past its VRAM */
+        { 2, PAGODA_PADDR(PAGODA_SEG_VRAM_HIDDEN, 0) },     /* it has none */
+    };
+    g_autofree uint8_t *zero = g_malloc0(PAGE);
+    uint64_t d_pa, fence, va;
+    PagodaVM vm;
+    unsigned i;
+
+    pagoda_start(d, alloc);
+    pagoda_vm_init(&vm, d, CTX_A, full_root(d));
+    d_pa = sys_alloc(d, PAGE);
+    pagoda_vm_map(&vm, vd, d_pa, PAGE, PAGE, 0);
+    for (i = 0; i < ARRAY_SIZE(bad); i++) {
+        va = vb + i * PAGE;
+        pagoda_vm_set_pte(&vm, va, 0, peer_pte(bad[i].adapter, bad[i].pa, 0));
+        g_test_message("adapter %u, 0x%" PRIx64, bad[i].adapter, bad[i].pa);
+        fence = vcopy(d, CTX_A, 0, va + 0x40, vd, 16);
+        expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_BAD_PEER,
+                     va + 0x40, 0, PAGODA_ACCESS_READ, fence);
+        fence = vfill(d, CTX_A, 0, va, 0xffffffff, 16);
+        expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_BAD_PEER,
+                     va, 0, PAGODA_ACCESS_WRITE, fence);
+    }
+    expect_bytes(d, d_pa, zero, PAGE);
+
+    /* a level-1 table entry naming a peer: tables are local */
+    va = 72 * GiB;
+    pagoda_vm_set_pte(&vm, va, 1, peer_pte(1, vram(0), 0));
+    fence = vcopy(d, CTX_A, 0, va, vd, 4);
+    expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_INVALID_PTE, va, 1,
+                 PAGODA_ACCESS_READ, fence);
+}
+
+/*
+ * (5) A peer that leaves: in D3hot (a function reset under way) it is
+ * absent, accesses through a cached translation of its memory fault
+ * BAD_PEER, and back in D0 they reach its memory again, kept; unplugged,
+ * it is absent for good; an adapter reset of a peer keeps its memory.
+ */
+static void test_link_leave(void *obj, void *arg, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj, p1, p2;
+    QTestState *qts = d->dev.bus->qts;
+    const uint64_t v1 = 80 * GiB, v2 = 81 * GiB, vd = 82 * GiB;
+    g_autofree uint8_t *data = g_malloc(PAGE);
+    uint64_t d_pa, fence;
+    uint8_t pm;
+    PagodaVM vm;
+
+    pagoda_start(d, alloc);
+    pagoda_start_other(&p1, d, PEER1_DEVFN);
+    pagoda_start_other(&p2, d, PEER2_DEVFN);
+    pagoda_vm_init(&vm, d, CTX_A, full_root(d));
+    d_pa = sys_alloc(d, PAGE);
+    pagoda_vm_map(&vm, vd, d_pa, PAGE, PAGE, 0);
+    make_pattern(data, PAGE, 80);
+    qpci_memwrite(&p1.dev, p1.vram, 0, data, PAGE);
+    qpci_memwrite(&p2.dev, p2.vram, 0, data, PAGE);
+    pagoda_vm_map(&vm, v1, vram(0), PAGE, PAGE, PAGODA_PTE_PEER(1));
+    pagoda_vm_map(&vm, v2, vram(0), PAGE, PAGE, PAGODA_PTE_PEER(2));
+    vcopy(d, CTX_A, 0, v1, vd, PAGE);
+    vcopy(d, CTX_A, 0, v2, vd, PAGE);
+    expect_bytes(d, d_pa, data, PAGE);
+
+    /* adapter 1 in D3hot: absent; its translation is in the TLB still */
+    pm = qpci_find_capability(&p1.dev, PCI_CAP_ID_PM, 0);
+    qpci_config_writew(&p1.dev, pm + PCI_PM_CTRL, 3);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_LINK_PRESENT), ==, 0x5);
+    fence = vcopy(d, CTX_A, 0, v1 + 8, vd, 8);
+    expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_BAD_PEER, v1 + 8,
+                 0xff, PAGODA_ACCESS_READ, fence);
+    /* back in D0 (reset, like power-on): present, its memory as it was */
+    qpci_config_writew(&p1.dev, pm + PCI_PM_CTRL, 0);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_LINK_PRESENT), ==, 0x7);
+    pagoda_memset(d, pagoda_cpu_addr(d, d_pa), 0, PAGE);
+    vcopy(d, CTX_A, 0, v1, vd, PAGE);
+    expect_bytes(d, d_pa, data, PAGE);
+
+    /* an adapter reset of adapter 2 keeps its memory and its place */
+    pagoda_wr(&p2, PAGODA_REG_RESET, PAGODA_RESET_ADAPTER);
+    pagoda_memset(d, pagoda_cpu_addr(d, d_pa), 0, PAGE);
+    vcopy(d, CTX_A, 0, v2, vd, PAGE);
+    expect_bytes(d, d_pa, data, PAGE);
+
+    /* adapter 2 unplugged: absent for good */
+    qpci_iounmap(&p2.dev, p2.vram);
+    qpci_iounmap(&p2.dev, p2.host_aperture);
+    qpci_iounmap(&p2.dev, p2.mmio);
+    qpci_unplug_acpi_device_test(qts, "pgd2", 6);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_LINK_PRESENT), ==, 0x3);
+    fence = vcopy(d, CTX_A, 0, v2, vd, 8);
+    expect_fault(d, CTX_A, PAGODA_ENGINE_PAGING, PAGODA_FAULT_BAD_PEER, v2, 0xff,
+                 PAGODA_ACCESS_READ, fence);
+}
+
 /* ======================================================================== */
 
 static const MmuConfig configs[] = {
@@ -1832,6 +2114,10 @@ static void register_pagoda_mmu_tests(void)
     QOSGraphTestOptions on_render = {
         .arg = GUINT_TO_POINTER(PAGODA_ENGINE_RENDER),
     };
+    QOSGraphTestOptions linked = {
+        .edge.extra_device_opts = "id=pgd0",
+        .before = link_machine,
+    };
     size_t i;
 
     for (i = 0; i < ARRAY_SIZE(configs); i++) {
@@ -1864,6 +2150,11 @@ static void register_pagoda_mmu_tests(void)
     qos_add_test("tlb-flush-upper", "pagoda-mmu", test_tlb_flush_upper, NULL);
     qos_add_test("tlb-new-root", "pagoda-mmu", test_tlb_new_root, NULL);
     qos_add_test("tlb-working-set", "pagoda-mmu", test_tlb_working_set, NULL);
+    qos_add_test("link-none", "pagoda-mmu", test_link_none, NULL);
+    qos_add_test("link-regs", "pagoda-mmu", test_link_regs, &linked);
+    qos_add_test("link-peer", "pagoda-mmu", test_link_peer, &linked);
+    qos_add_test("link-faults", "pagoda-mmu", test_link_faults, &linked);
+    qos_add_test("link-leave", "pagoda-mmu", test_link_leave, &linked);
 }
 
 libqos_init(register_pagoda_mmu_tests);

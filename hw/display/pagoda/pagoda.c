@@ -263,6 +263,12 @@ static uint16_t pagoda_pm_state(PCIDevice *pdev)
            PCI_PM_CTRL_STATE_MASK;
 }
 
+/* Powered (D0): not in D3hot, where a function reset is under way. */
+bool pagoda_powered(PagodaState *s)
+{
+    return pagoda_pm_state(PCI_DEVICE(s)) == PCI_PM_STATE_D0;
+}
+
 static void pagoda_write_config(PCIDevice *pdev, uint32_t addr, uint32_t val,
                                 int len)
 {
@@ -383,6 +389,11 @@ static uint64_t pagoda_mmio_read(void *opaque, hwaddr addr, unsigned size)
         break;
     case PAGODA_REG_DEBUG:
         val = s->debug;
+        break;
+    case PAGODA_REG_LINK_ID:
+    case PAGODA_REG_LINK_INDEX:
+    case PAGODA_REG_LINK_PRESENT:
+        val = pagoda_link_reg(s, addr);
         break;
     case PAGODA_REG_SEG(0) ... PAGODA_REG_SEG(PAGODA_NUM_SEGMENTS) - 1:
         val = pagoda_segment_reg(s, (addr - PAGODA_REG_SEG(0)) / 0x40,
@@ -584,6 +595,10 @@ static void pagoda_realize(PCIDevice *pdev, Error **errp)
     for (unsigned v = 0; v < PAGODA_MSIX_VECTORS; v++) {
         msix_vector_use(pdev, v);
     }
+    if (!pagoda_link_realize(s, errp)) {
+        msix_uninit_exclusive_bar(pdev);
+        goto fail;
+    }
     pagoda_cp_realize(s);
     pagoda_display_realize(s);
     return;
@@ -598,6 +613,7 @@ static void pagoda_exit(PCIDevice *pdev)
 {
     PagodaState *s = PAGODA(pdev);
 
+    pagoda_link_unrealize(s);
     pagoda_display_unrealize(s);
     pagoda_cp_unrealize(s);
     msix_uninit_exclusive_bar(pdev);
@@ -625,6 +641,7 @@ static const Property pagoda_properties[] = {
     DEFINE_PROP_UINT32("yres", PagodaState, disp.yres, 768),
     DEFINE_PROP_UINT32("max-xres", PagodaState, disp.max_xres, 4096),
     DEFINE_PROP_UINT32("max-yres", PagodaState, disp.max_yres, 4096),
+    DEFINE_PROP_LINK("link", PagodaState, link_first, TYPE_PAGODA, PagodaState *),
 };
 
 static const VMStateDescription vmstate_pagoda_context = {

@@ -55,14 +55,19 @@ static int span_fault(const PagodaSpan *sp, uint64_t pos, uint32_t code,
 
 /*
  * The GPU whose memory translation @x of byte @pos of @sp names: this one,
- * for every address today.
+ * or a linked peer. A peer that left since the walk cached the entry
+ * faults (PAGODA_FAULT_BAD_PEER).
  */
 static int span_owner(PagodaState *s, const PagodaSpan *sp, uint64_t pos,
                       const PagodaXlat *x, uint32_t access, PagodaState **owner,
                       PagodaFault *f)
 {
-    assert(!x->adapter);
-    *owner = s;
+    *owner = pagoda_link_peer(s, x->adapter);
+    if (!*owner) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pagoda: access through PTE_ADAPTER "
+                      "%u: that peer is gone\n", x->adapter);
+        return span_fault(sp, pos, PAGODA_FAULT_BAD_PEER, access, f);
+    }
     return 0;
 }
 

@@ -223,6 +223,19 @@ typedef struct PagodaDisplay {
     uint32_t *cursor;           /* the latched cursor image, as read */
 } PagodaDisplay;
 
+/* ---- Linked adapters ------------------------------------------------------ */
+
+/*
+ * A link of GPUs, shared by its members: each -device pagoda,link=<first>
+ * joins the link of its first GPU, made when the second one joins. It goes
+ * with its last member.
+ */
+typedef struct PagodaLink {
+    uint32_t id;                    /* LINK_ID: 1 for the first link made */
+    unsigned members_left;          /* members still realized */
+    PagodaState *members[PAGODA_LINK_MAX_ADAPTERS]; /* NULL: absent */
+} PagodaLink;
+
 /* ---- Device ------------------------------------------------------------- */
 
 struct PagodaState {
@@ -236,6 +249,7 @@ struct PagodaState {
     AddressSpace *dma_as;
 
     /* properties */
+    PagodaState *link_first;    /* "link": the first GPU of our link */
     uint64_t vram_size;
     uint64_t vram_hidden_size;
     uint64_t aperture_size;
@@ -243,6 +257,9 @@ struct PagodaState {
     uint32_t segment_page_size;
     uint32_t mmu_levels;
     uint32_t va_bits;
+
+    PagodaLink *link;           /* NULL: not linked */
+    uint32_t link_index;        /* LINK_INDEX */
 
     /* registers */
     uint32_t scratch;
@@ -296,6 +313,7 @@ struct PagodaState {
 
 /* pagoda.c */
 void pagoda_raise_irq(PagodaState *s, uint32_t bits);
+bool pagoda_powered(PagodaState *s);
 void pagoda_fault(PagodaState *s, const PagodaEngine *eng, const PagodaFault *f);
 void pagoda_queue_fault(PagodaState *s, const PagodaFaultRecord *r);
 
@@ -320,6 +338,12 @@ void pagoda_host_aperture_unmap(PagodaState *s, uint32_t page);
 void pagoda_host_aperture_rebuild(PagodaState *s);
 uint64_t pagoda_host_aperture_request(PagodaState *s);
 void pagoda_mem_unrealize(PagodaState *s);
+
+/* pagoda_link.c */
+bool pagoda_link_realize(PagodaState *s, Error **errp);
+void pagoda_link_unrealize(PagodaState *s);
+PagodaState *pagoda_link_peer(PagodaState *s, unsigned adapter);
+uint32_t pagoda_link_reg(PagodaState *s, hwaddr addr);
 
 /* pagoda_mmu.c */
 void pagoda_mmu_realize(PagodaState *s, Error **errp);

@@ -194,19 +194,33 @@ static bool leaf_entry(PagodaState *s, uint64_t pte, unsigned level,
 {
     uint64_t addr = PAGODA_PTE_ADDR(pte);
     unsigned seg = PAGODA_PTE_SEGMENT(pte);
+    unsigned adapter = PAGODA_PTE_ADAPTER(pte);
+    PagodaState *owner = pagoda_link_peer(s, adapter);
     uint64_t page = 1ull << shift;
+    uint64_t size;
+
+    /* an unlinked GPU has no PTE_ADAPTER: it must be 0, as ever */
+    if (!(pte & PAGODA_PTE_VALID) || (pte & PAGODA_PTE_RESERVED_MASK) ||
+        (adapter && !s->link) || (addr & (page - 1))) {
+        return fault_at(f, PAGODA_FAULT_INVALID_PTE, level);
+    }
+    /* a peer's memory segments, at the same offsets */
+    if (adapter && (!owner || (seg != PAGODA_SEG_VRAM &&
+                               seg != PAGODA_SEG_VRAM_HIDDEN) ||
+                    addr >= pagoda_segment_size(owner, seg) ||
+                    page > pagoda_segment_size(owner, seg) - addr)) {
+        qemu_log_mask(LOG_GUEST_ERROR, "pagoda: context %u VA 0x%" PRIx64
+                      ": PTE_ADAPTER %u names no memory of a present peer "
+                      "(segment %u, 0x%" PRIx64 ")\n", ctx, va, adapter, seg,
+                      addr);
+        return fault_at(f, PAGODA_FAULT_BAD_PEER, level);
+    }
     /*
      * A PTE holds addresses up to 2^56, a physical address only offsets
      * below 2^48: system memory ends there, rather than wrapping around.
      */
-    uint64_t size = seg == PAGODA_SEG_SYSTEM ? PAGODA_MASK64(47, 0) + 1
-                                             : pagoda_segment_size(s, seg);
-
-    if (!(pte & PAGODA_PTE_VALID) ||
-        (pte & (PAGODA_PTE_RESERVED_MASK | PAGODA_PTE_ADAPTER_MASK)) ||
-        (addr & (page - 1))) {
-        return fault_at(f, PAGODA_FAULT_INVALID_PTE, level);
-    }
+    size = seg == PAGODA_SEG_SYSTEM ? PAGODA_MASK64(47, 0) + 1
+                                    : pagoda_segment_size(s, seg);
     if (seg >= PAGODA_NUM_SEGMENTS || addr >= size || page > size - addr) {
         return fault_at(f, PAGODA_FAULT_OUT_OF_SEGMENT, level);
     }
@@ -215,6 +229,7 @@ static bool leaf_entry(PagodaState *s, uint64_t pte, unsigned level,
         .paddr = PAGODA_PADDR(seg, addr),
         .ctx = ctx,
         .shift = shift,
+        .adapter = adapter,
         .read_only = !!(pte & PAGODA_PTE_READ_ONLY),
         .no_execute = !!(pte & PAGODA_PTE_NO_EXECUTE),
         .zero = !!(pte & PAGODA_PTE_ZERO),

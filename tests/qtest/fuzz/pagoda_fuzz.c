@@ -528,6 +528,9 @@ static uint64_t pick_pte_flags(FuzzState *st)
     if ((b & 0xf0) == 0xe0) {
         flags &= ~PAGODA_PTE_VALID;
     }
+    if ((b & 0xf0) == 0xd0) {       /* a linked adapter's memory, or none's */
+        flags |= PAGODA_PTE_PEER(in_u8(st) % (PAGODA_LINK_MAX_ADAPTERS + 1));
+    }
     return flags;
 }
 
@@ -1730,8 +1733,11 @@ static GString *pagoda_fuzz_cmdline(FuzzTarget *t)
 
     GString *cmdline = g_string_new(NULL);
 
+    /* linked to a second, smaller GPU without hidden VRAM: peer entries reach it */
     g_string_printf(cmdline, "%s -machine pc -accel qtest -m 64M -nodefaults "
-                    "-display none -device pagoda,addr=04.0%s%s",
+                    "-display none -device pagoda,id=pgd0,addr=04.0%s%s "
+                    "-device pagoda,link=pgd0,addr=05.0,vram-size=16M,"
+                    "hidden-vram-size=0",
                     TARGET_NAME, props ? "," : "", props ? props : "");
     return cmdline;
 }

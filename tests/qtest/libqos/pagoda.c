@@ -168,6 +168,13 @@ void pagoda_start(QPagoda *d, QGuestAllocator *alloc)
     }
 }
 
+void pagoda_start_other(QPagoda *other, QPagoda *d, uint8_t devfn)
+{
+    memset(other, 0, sizeof(*other));
+    qpci_device_init(&other->dev, d->dev.bus, &(QPCIAddress) { .devfn = devfn });
+    pagoda_start(other, d->alloc);
+}
+
 /* ---- Command buffers ----------------------------------------------------- */
 
 void pagoda_cmds_init(PagodaCmds *c)

@@ -34,6 +34,12 @@ typedef struct QPagoda {
 /* Enable the device (bus master, BARs), start both rings. */
 void pagoda_start(QPagoda *d, QGuestAllocator *alloc);
 /*
+ * Another Pagoda of the test machine, at @devfn on @d's bus (a linked GPU
+ * the test's command line added): attached, its rings started, sharing
+ * @d's allocator.
+ */
+void pagoda_start_other(QPagoda *other, QPagoda *d, uint8_t devfn);
+/*
  * Enable the device and map its BARs, its rings as they are (a device
  * migrated from one pagoda_start() set up, @d's software state with it).
  */
