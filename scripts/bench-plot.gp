@@ -12,10 +12,11 @@ set ylabel "MiB/s"
 set yrange [0:*]
 set key bottom right
 set grid
-titles = "'virtual transfer, 4 KiB pages' 'virtual transfer, 64 KiB pages' 'virtual transfer, scattered 4 KiB pages' 'virtual fill, 4 KiB pages' 'physical fill, VRAM'"
-hosts = "'host memcpy' 'host memcpy' 'host copy, same page order' 'host 32-bit fill' 'host 32-bit fill'"
-set multiplot layout 2,3 title "Pagoda device: throughput against operation size"
-do for [i = 0:4] {
+# in the order of the benchmark's paths (tests/bench/pagoda-bench.c)
+titles = "'virtual transfer, 4 KiB pages' 'virtual transfer, 64 KiB pages' 'virtual transfer, scattered 4 KiB pages' 'virtual transfer, 64 KiB tiles, 4 KiB entries' 'virtual transfer, 64 KiB tiles, LEAF64' 'virtual fill, 4 KiB pages' 'physical fill, VRAM' 'virtual transfer, from a linked GPU'"
+hosts = "'host memcpy' 'host memcpy' 'host copy, same page order' 'host copy, same tile order' 'host copy, same tile order' 'host 32-bit fill' 'host 32-bit fill' 'host memcpy'"
+set multiplot layout 3,3 title "Pagoda device: throughput against operation size"
+do for [i = 0:7] {
 	set title word(titles, i + 1)
 	plot data index i using 2:3 with linespoints lw 2 pt 7 title "device", \
 	     data index i using 2:4 with linespoints lw 2 dt 2 pt 5 title word(hosts, i + 1)

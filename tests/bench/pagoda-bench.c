@@ -43,6 +43,7 @@
 #define VA_PTE      0x600000000ull
 #define VA_TILES    0x700000000ull  /* 64 KiB tiles over a pool, 4 KiB entries */
 #define VA_TILES_64K 0x800000000ull /* the same tiles in LEAF64 tables */
+#define VA_SRC_PEER 0x900000000ull  /* the linked GPU's VRAM, 64 KiB pages */
 #define TILE        (64 * KiB)
 #define POOL_TILES  32              /* a 2 MiB tile pool at VRAM_SRC */
 #define PTE_SPAN    (1 * GiB)       /* 262144 leaf entries */
@@ -240,6 +241,7 @@ typedef enum {
     PATH_VTRANSFER_TILES_64K,
     PATH_VFILL_4K,
     PATH_FILL_VRAM,
+    PATH_VTRANSFER_PEER,
     NUM_PATHS
 } Path;
 
@@ -266,6 +268,8 @@ static const struct {
                         "32-bit fill" },
     [PATH_FILL_VRAM] = { "physical fill, VRAM", "fill-vram", host_fill32,
                          "32-bit fill" },
+    [PATH_VTRANSFER_PEER] = { "virtual transfer, from a linked GPU", "transfer-peer",
+                              host_copy, "memcpy" },
 };
 
 /* The @i-th operation of @path in a submission, of @size bytes. */
@@ -294,6 +298,10 @@ static void path_command(PagodaCmds *c, Path path, uint64_t size, uint64_t i)
         break;
     case PATH_VFILL_4K:
         pagoda_cmd_vfill(c, 0, VA_DST + off, PATTERN, size);
+        break;
+    case PATH_VTRANSFER_PEER:
+        pagoda_cmd_vtransfer(c, PAGODA_VIRTUAL_64K, VA_SRC_PEER + off,
+                             VA_DST_64K + off, size);
         break;
     default:
         pagoda_cmd_fill(c, PAGODA_PADDR(PAGODA_SEG_VRAM, VRAM_DST + off), PATTERN,
@@ -517,12 +525,14 @@ int main(int argc, char **argv)
     QGuestAllocator alloc;
     QPCIBus *bus;
     QPCIDevice *dev;
-    QPagoda d = { 0 };
+    QPagoda d = { 0 }, peer;
     PagodaVM vm;
     double fixed, rate[NUM_PATHS], seconds[NUM_PATHS], host[NUM_PATHS], longest = 0;
     const char *data = g_getenv("PAGODA_BENCH_DATA");
 
-    qts = qtest_init("-machine pc -m 512M -device pagoda,addr=04.0");
+    /* a second GPU linked to the first: the peer path reads its VRAM */
+    qts = qtest_init("-machine pc -m 512M -device pagoda,id=pgd0,addr=04.0 "
+                     "-device pagoda,link=pgd0,addr=05.0,vram-size=64M,host-aperture-size=1M");
     pc_alloc_init(&alloc, qts, ALLOC_NO_FLAGS);
     bus = qpci_new_pc(qts, &alloc);
     dev = qpci_device_find(bus, QPCI_DEVFN(4, 0));
@@ -538,9 +548,13 @@ int main(int argc, char **argv)
                   65536, 0);
     pagoda_vm_map(&vm, VA_DST_64K, PAGODA_PADDR(PAGODA_SEG_VRAM, VRAM_DST), SIZE,
                   65536, 0);
+    pagoda_vm_map(&vm, VA_SRC_PEER, PAGODA_PADDR(PAGODA_SEG_VRAM, VRAM_SRC), SIZE,
+                  65536, PAGODA_PTE_PEER(1));
     map_scattered(&vm, VA_SCATTER, VRAM_SRC);
     map_tiles(&vm, VRAM_SRC);
     populate_vram(&d);
+    pagoda_start_other(&peer, &d, QPCI_DEVFN(5, 0));
+    populate_vram(&peer);
 
     print_machine();
     fixed = fixed_cost(&d);
@@ -569,6 +583,8 @@ int main(int argc, char **argv)
     printf("  64 KiB pages vs 4 KiB pages: %.2fx; 64 KiB tiles, LEAF64 vs 4 KiB entries: %.2fx\n",
            rate[PATH_VTRANSFER_64K] / rate[PATH_VTRANSFER_4K],
            rate[PATH_VTRANSFER_TILES_64K] / rate[PATH_VTRANSFER_TILES]);
+    printf("  from a linked GPU's VRAM vs from its own, 64 KiB pages: %.2fx\n",
+           rate[PATH_VTRANSFER_PEER] / rate[PATH_VTRANSFER_64K]);
     printf("  TLB misses, 2nd pass over %u MiB of 4 KiB pages: %" PRIu64
            " (flush-all-when-full 1024-entry cache: %" PRIu64 " of %u)\n",
            (unsigned)(WORKING_SET / MiB), second_pass_misses(&d),
