@@ -28,7 +28,7 @@
  * The adapter reset is the driver's own recovery (the model's TDR), for a
  * paging engine that made no progress for pagoda_hang_timeout() (the
  * engine's watchdog, pagoda_engine.c) and for a render engine that did
- * not come back from its engine reset (pagoda_sched.c). With the render
+ * not come back from its engine reset (pagoda_recovery.c). With the render
  * scheduler stopped and both engines' submit locks held, the driver
  * retires what the engines finished, writes RESET_ADAPTER and restores:
  * interrupts, the aperture's table, the rings; the render jobs the reset

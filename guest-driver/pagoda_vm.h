@@ -2,7 +2,8 @@
 /*
  * Pagoda GPU virtual address spaces, their page tables, GPU contexts and
  * the device's context slots. See the DOC blocks of pagoda_vm.c,
- * pagoda_pt.c and pagoda_sched.c.
+ * pagoda_pt.c, pagoda_sched.c, pagoda_context.c, pagoda_slot.c,
+ * pagoda_recovery.c and pagoda_syncobj.c.
  */
 #ifndef PAGODA_VM_H
 #define PAGODA_VM_H
@@ -294,6 +295,11 @@ struct pagoda_render_job {
 	u64 run_ns;
 };
 
+static inline struct pagoda_render_job *to_render_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct pagoda_render_job, base);
+}
+
 /**
  * struct pagoda_slot - one of the device's contexts, as the driver lends it
  * @vm: the space whose root it holds, or NULL
@@ -371,28 +377,40 @@ void pagoda_bind_queue_fini(struct pagoda_vm *vm);
 struct seq_file;
 void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm);
 
-/* pagoda_sched.c */
+/* pagoda_sched.c: render jobs and submission */
 int pagoda_sched_init(struct pagoda_device *pgdev);
-void pagoda_sched_fini(struct pagoda_device *pgdev);
+int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
+struct pagoda_render_job *pagoda_render_job_create(struct pagoda_gpu_ctx *ctx);
+void pagoda_render_job_free(struct pagoda_render_job *job);
+struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job);
+void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *barrier);
+
+/* pagoda_slot.c: the device's contexts lent to address spaces */
+u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm);
+void pagoda_slot_put(struct pagoda_device *pgdev, u32 slot);
 void pagoda_slot_release_vm(struct pagoda_device *pgdev, struct pagoda_vm *vm);
 void pagoda_slots_reset(struct pagoda_device *pgdev);
+void pagoda_slot_faulted(struct pagoda_device *pgdev, u32 context);
+void pagoda_sched_faults_lost(struct pagoda_device *pgdev);
+
+/* pagoda_context.c: GPU contexts */
 void pagoda_sched_fault(struct pagoda_device *pgdev, u32 context, u64 fence,
 			const struct pagoda_fault *fault);
-void pagoda_sched_faults_lost(struct pagoda_device *pgdev);
 int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_ctx_destroy(struct drm_device *drm, void *data, struct drm_file *file);
 int pagoda_ioctl_ctx_query(struct drm_device *drm, void *data, struct drm_file *file);
-int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file);
 void pagoda_file_close_contexts(struct drm_file *file);
 struct pagoda_file;
 struct pagoda_gpu_ctx *pagoda_gpu_ctx_lookup(struct pagoda_file *pfile, u32 id);
 void pagoda_gpu_ctx_put(struct pagoda_gpu_ctx *ctx);
 void pagoda_gpu_ctx_ban(struct pagoda_gpu_ctx *ctx);
-struct pagoda_render_job *pagoda_render_job_create(struct pagoda_gpu_ctx *ctx);
-void pagoda_render_job_free(struct pagoda_render_job *job);
-void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *barrier);
+
+/* pagoda_recovery.c: hung jobs and engine and adapter resets */
+enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *sched_job);
 struct pagoda_job;
 void pagoda_recover_adapter(struct pagoda_device *pgdev, struct pagoda_job *guilty);
+
+/* pagoda_syncobj.c: a submission's syncobjs */
 /**
  * struct pagoda_submit_syncs - a submission's syncobjs, resolved before the
  *	point of no return (pagoda_submit_syncs_get())
