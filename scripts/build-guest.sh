@@ -7,6 +7,9 @@
 #   - the kernel modules pagoda.ko depends on, decompressed for busybox insmod;
 #   - libdrm's modetest and drm_info (Debian's libdrm-tests and drm-info)
 #     into /usr/bin, with the shared libraries and the loader they need;
+#   - Weston (Debian's weston) with the modules tests/guest/weston.c loads,
+#     and that test's Wayland client (tests/guest/wayland/, linked against
+#     Debian's libwayland-client), with their shared libraries;
 #   - busybox and /init (scripts/guest-init.sh).
 # One image per guest kernel: "stock" (Debian's 6.12, the default) or
 # "debug" (scripts/debug-kernel.sh, which has DRM and its helpers built in).
@@ -33,6 +36,19 @@ DRIVER=$PAGODA_ROOT/guest-driver
 GUEST_CFLAGS="-static -O2 -std=gnu11 -Wall -Wextra -Werror"
 # libdrm's clients in the image (stage_drm_clients)
 DRM_CLIENTS="/usr/bin/modetest /usr/bin/drm_info"
+# Weston, and the modules it loads for tests/guest/weston.c: the DRM
+# backend (the pixman renderer is in libweston) and the fullscreen shell
+# (stage_weston)
+WESTON=/usr/bin/weston
+WESTON_MODULES="/usr/lib/x86_64-linux-gnu/libweston-10/drm-backend.so
+/usr/lib/x86_64-linux-gnu/weston/fullscreen-shell.so"
+# the directory of libexec_weston, which weston finds by its RUNPATH and
+# its modules through weston
+WESTON_LIBDIR=/usr/lib/x86_64-linux-gnu/weston
+# the protocols of that test's Wayland client, besides the core one
+WAYLAND_PROTOCOLS="/usr/share/wayland-protocols/unstable/fullscreen-shell/fullscreen-shell-unstable-v1.xml
+/usr/share/wayland-protocols/stable/presentation-time/presentation-time.xml"
+WAYLAND_CLIENT_SRC=$PAGODA_ROOT/tests/guest/wayland/pagoda-wl-client.c
 
 check_stock_kernel() {
 	RELEASE=$(kernel_release)
@@ -72,7 +88,17 @@ check_inputs() {
 		[ -x "$tool" ] || die "$tool is missing" \
 			"apt-get install libdrm-tests drm-info (scripts/setup.sh does)"
 	done
-	for tool in make gcc cpio gzip xz modinfo modprobe ldd; do
+	for tool in $WESTON $WESTON_MODULES; do
+		[ -f "$tool" ] || die "$tool is missing" "apt-get install weston (scripts/setup.sh does)"
+	done
+	for tool in $WAYLAND_PROTOCOLS; do
+		[ -f "$tool" ] || die "$tool is missing" \
+			"apt-get install wayland-protocols (scripts/setup.sh does)"
+	done
+	{ command -v wayland-scanner >/dev/null && pkg-config --exists wayland-client; } ||
+		die "wayland-scanner or libwayland-client's development files are missing" \
+		    "apt-get install libwayland-dev libwayland-bin (scripts/setup.sh does)"
+	for tool in make gcc cpio gzip xz modinfo modprobe ldd pkg-config; do
 		command -v "$tool" >/dev/null || die "$tool not found" "run scripts/setup.sh"
 	done
 	info "kernel $RELEASE"
@@ -145,7 +171,7 @@ build_libpagoda() {
 # Programs are rebuilt when their source, a test helper, libpagoda or a
 # shared header is newer.
 build_programs() {
-	step "guest programs (static, libpagoda, libdrm)"
+	step "guest programs (static, libpagoda, libdrm; the Wayland client dynamic)"
 	mkdir -p "$GUEST_BUILD/bin"
 	build_libpagoda
 	local headers src name out built=0
@@ -164,6 +190,37 @@ build_programs() {
 		built=$((built + 1))
 	done
 	info "$built rebuilt, into $GUEST_BUILD/bin"
+	build_wayland_client
+}
+
+# The Wayland client of tests/guest/weston.c, linked dynamically (Debian
+# has no static libwayland-client), with the protocol code wayland-scanner
+# makes from Debian's wayland-protocols; rebuilt when its source, the
+# picture's header or a protocol changed.
+build_wayland_client() {
+	local dir=$GUEST_BUILD/wayland out=$GUEST_BUILD/bin/pagoda-wl-client xml name code=()
+	mkdir -p "$dir"
+	for xml in $WAYLAND_PROTOCOLS; do
+		name=$(basename "$xml" .xml)
+		if [ "$xml" -nt "$dir/$name-protocol.c" ]; then
+			run_logged "$LOGS/guest-programs.log" \
+				wayland-scanner client-header "$xml" "$dir/$name-client-protocol.h"
+			run_logged "$LOGS/guest-programs.log" \
+				wayland-scanner private-code "$xml" "$dir/$name-protocol.c"
+		fi
+		code+=("$dir/$name-protocol.c")
+	done
+	if [ -f "$out" ] && ! newer_than "$out" "$WAYLAND_CLIENT_SRC" \
+	   "$PAGODA_ROOT/tests/guest/weston_pattern.h" "${code[@]}"; then
+		return
+	fi
+	# shellcheck disable=SC2046 # pkg-config's flags are words
+	run_logged "$LOGS/guest-programs.log" \
+		gcc ${GUEST_CFLAGS/-static/} -I"$dir" -I"$PAGODA_ROOT/tests/guest" \
+		-o "$out.tmp" "$WAYLAND_CLIENT_SRC" "${code[@]}" \
+		$(pkg-config --cflags --libs wayland-client) -lm
+	mv "$out.tmp" "$out"
+	info "$out (dynamic, libwayland-client)"
 }
 
 # newer_than TARGET FILE...: true when a FILE is newer than TARGET.
@@ -248,22 +305,50 @@ stage_modules() {
 	info "load order: ${order[*]}"
 }
 
-# libdrm's clients, dynamically linked (Debian's builds): staged at the
-# same paths with every library ldd resolves and the loader, the paths the
-# loader searches without an ld.so.cache.
+# stage_libraries FILE REMEDY: every library ldd resolves for the
+# dynamically linked FILE, and the loader, staged at their paths: the
+# paths the loader searches without an ld.so.cache. (ldd runs with the
+# caller's LD_LIBRARY_PATH.)
+stage_libraries() {
+	local file=$1 lib deps
+	deps=$(ldd "$file") && ! grep -q 'not found' <<<"$deps" ||
+		die "ldd $file does not resolve all its libraries" "$2"
+	# "libx.so.1 => /lib/.../libx.so.1 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)"
+	for lib in $(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$deps"); do
+		# cp follows symbolic links: the soname gets the library itself
+		stage "$lib" "${lib#/}"
+	done
+}
+
+# libdrm's clients, dynamically linked (Debian's builds), at the same paths
+# with their libraries.
 stage_drm_clients() {
-	local bin lib deps
+	local bin
 	for bin in $DRM_CLIENTS; do
 		stage "$bin" "${bin#/}"
-		deps=$(ldd "$bin") && ! grep -q 'not found' <<<"$deps" ||
-			die "ldd $bin does not resolve all its libraries" \
-			    "reinstall them: apt-get install --reinstall libdrm-tests drm-info"
-		# "libx.so.1 => /lib/.../libx.so.1 (0x...)" and "/lib64/ld-linux-x86-64.so.2 (0x...)"
-		for lib in $(awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$deps"); do
-			# cp follows symbolic links: the soname gets the library itself
-			stage "$lib" "${lib#/}"
-		done
+		stage_libraries "$bin" "reinstall them: apt-get install --reinstall libdrm-tests drm-info"
 	done
+}
+
+# Weston and the modules it loads (dlopen() by their paths), with their
+# libraries; the modules leave libexec_weston to weston, so ldd looks for
+# it where weston does. Then the test's Wayland client, in /usr/bin.
+stage_weston() {
+	local f fix="reinstall them: apt-get install --reinstall weston libweston-10-0"
+	stage "$WESTON" "${WESTON#/}"
+	stage_libraries "$WESTON" "$fix"
+	for f in $WESTON_MODULES; do
+		stage "$f" "${f#/}"
+		LD_LIBRARY_PATH=$WESTON_LIBDIR stage_libraries "$f" "$fix"
+	done
+	stage "$GUEST_BUILD/bin/pagoda-wl-client" usr/bin/pagoda-wl-client
+	stage_libraries "$GUEST_BUILD/bin/pagoda-wl-client" \
+		"reinstall them: apt-get install --reinstall libwayland-client0 libffi8"
+	# Weston makes an XKB context when it starts, which libxkbcommon
+	# refuses without its data directory; it compiles a keymap (from the
+	# data) only for a keyboard, and the guest gives it none: the
+	# directory, empty, is enough.
+	mkdir -p "$STAGE/usr/share/X11/xkb"
 }
 
 stage_files() {
@@ -281,6 +366,7 @@ stage_files() {
 		stage "$GUEST_BUILD/bin/$name" "usr/bin/$name"
 	done
 	stage_drm_clients
+	stage_weston
 	# Drop what an earlier build staged and this one does not (a removed test).
 	local f
 	(cd "$STAGE" && find . -type f) | while read -r f; do

@@ -86,7 +86,7 @@ build_kernel() {
 	local version=$1 build=$DEBUG_KERNEL_DIR/build want
 	want=$(cat "$FRAGMENT" "$KCONFIG_ENTRY" | md5sum | cut -c1-12)
 	want="$version $want"
-	step "debug kernel build (KASAN, lockdep, kmemleak; first build about 8 minutes, 1200 files)"
+	step "debug kernel build (KASAN, lockdep, kmemleak; first build about 8 minutes, 1250 files)"
 	if [ "$(cat "$build/.pagoda-inputs" 2>/dev/null)" = "$want" ] &&
 	   [ -f "$build/arch/x86/boot/bzImage" ] && [ -f "$build/Module.symvers" ]; then
 		info "cached: $build"

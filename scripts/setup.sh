@@ -10,7 +10,8 @@ APT_SOURCES=/etc/apt/sources.list.d/pagoda.sources
 PACKAGES="build-essential dpkg-dev ninja-build python3-venv libglib2.0-dev
 libpixman-1-dev flex bison pkg-config ccache seabios ipxe-qemu
 qemu-system-data libdrm-dev busybox-static kmod xz-utils cpio zstd bc
-libelf-dev libssl-dev gnuplot-nox libpng-dev libdrm-tests drm-info"
+libelf-dev libssl-dev gnuplot-nox libpng-dev libdrm-tests drm-info weston
+wayland-protocols libwayland-dev libwayland-bin"
 BACKPORT_PACKAGES="meson"
 
 as_root() {
