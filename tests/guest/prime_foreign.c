@@ -87,12 +87,19 @@ static int heap_create(struct foreign *f, size_t size)
 	return f->cpu == MAP_FAILED ? -errno : 0;
 }
 
-/* CPU access through the exporter, bracketed as dma-buf users must. */
+/*
+ * CPU access through the exporter's mapping, bracketed as dma-buf users
+ * must. Not for a udmabuf, whose CPU mapping is its memfd's (coherent on
+ * this machine): its SYNC maps the pages for udmabuf's own device too, a
+ * second bidirectional mapping of the pages the importer has mapped,
+ * which the DMA API's debug checks report as overlapping.
+ */
 static void foreign_sync(struct foreign *f, uint64_t flags)
 {
 	struct dma_buf_sync sync = { .flags = flags | DMA_BUF_SYNC_RW };
 
-	ioctl(f->fd, DMA_BUF_IOCTL_SYNC, &sync);
+	if (f->memfd < 0)
+		ioctl(f->fd, DMA_BUF_IOCTL_SYNC, &sync);
 }
 
 static void foreign_destroy(struct foreign *f)
