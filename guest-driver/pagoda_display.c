@@ -36,6 +36,8 @@
  * off the CRTC; larger than 64x64 it is refused (EINVAL).
  */
 
+#include <linux/iopoll.h>
+
 #include <drm/drm_atomic.h>
 #include <drm/drm_atomic_helper.h>
 #include <drm/drm_drv.h>
@@ -134,6 +136,22 @@ void pagoda_display_restore(struct pagoda_device *pgdev)
 	spin_unlock_irqrestore(&disp->lock, flags);
 }
 
+/*
+ * Until the controller latched what was written last (FLIP_PENDING clear):
+ * it reads the surface it shows until then, which its owner may free as
+ * soon as the commit that turned it off is done. At most a frame, a few
+ * on a busy host; given up after a second (the function in reset: nothing
+ * is read then).
+ */
+static void pagoda_display_wait_latched(struct pagoda_device *pgdev)
+{
+	u32 status;
+
+	if (read_poll_timeout(pagoda_read, status, !(status & PAGODA_DISP_STATUS_FLIP_PENDING),
+			      1000, USEC_PER_SEC, false, pgdev, PAGODA_REG_DISP_STATUS))
+		drm_dbg_kms(&pgdev->drm, "the display controller took no new state in a second\n");
+}
+
 /**
  * pagoda_display_off - stop scanning out, at unbind
  * @pgdev: the device, unplugged, its registers still mapped
@@ -150,6 +168,7 @@ void pagoda_display_off(struct pagoda_device *pgdev)
 	pgdev->display.scanout = off;
 	pagoda_display_write(pgdev, &off);
 	spin_unlock_irqrestore(&pgdev->display.lock, flags);
+	pagoda_display_wait_latched(pgdev);
 }
 
 /* Send @event with the vblank count and time of now. */
@@ -397,9 +416,15 @@ static void pagoda_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_
 	const struct pagoda_scanout off = {};
 	struct drm_pending_vblank_event *pending;
 	unsigned long flags;
+	int idx;
 
 	disp->next = off;
 	pagoda_display_program(disp, &off);
+	/* the old framebuffer is unpinned once this commit is done */
+	if (drm_dev_enter(crtc->dev, &idx)) {
+		pagoda_display_wait_latched(display_to_pagoda(disp));
+		drm_dev_exit(idx);
+	}
 	spin_lock_irqsave(&disp->lock, flags);
 	pending = disp->event;
 	disp->event = NULL;

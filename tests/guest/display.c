@@ -8,7 +8,8 @@
  * mapped into the aperture only while it is on screen; RGB565; page flips
  * whose events come at the vertical blank that latched them; and the
  * atomic check refusing bad modes, strides, sizes and formats with the
- * screen unchanged; the cursor plane (legacy and atomic), drawn by the
+ * screen unchanged; a CRTC turned off lets go of its framebuffer before
+ * the commit returns; the cursor plane (legacy and atomic), drawn by the
  * controller where it is put, blended exactly; and vblank timestamps
  * exactly one refresh period apart, however late the guest runs.
  */
@@ -718,6 +719,47 @@ out_fb:
 	fb_free(k, &fb);
 }
 
+/*
+ * A CRTC turned off: once the commit returns the controller has let go of
+ * the framebuffer (no flip pending, nothing scanned out), which its owner
+ * may free at once. Four times, the flip to nothing written at any point
+ * of a frame.
+ */
+static void test_disable(struct kms *k)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	int i, ret, held = 0;
+	struct fb fb;
+
+	if (!pt_check(!fb_dumb(k, &fb, mode->hdisplay, mode->vdisplay), "disable: buffer"))
+		return;
+	draw(&fb, mode->hdisplay, mode->vdisplay, 9);
+	for (i = 0; i < 4; i++) {
+		drmModeAtomicReq *req;
+		uint32_t status;
+
+		ret = kms_commit(k, mode, &fb, mode->hdisplay, mode->vdisplay, 0, 0, NULL);
+		if (!pt_check(!ret, "disable: on screen (%d): %d", i, ret))
+			break;
+		pt_sleep_ms(i * 5);
+		req = drmModeAtomicAlloc();
+		drmModeAtomicAddProperty(req, k->conn, k->conn_crtc, 0);
+		drmModeAtomicAddProperty(req, k->crtc, k->crtc_mode, 0);
+		drmModeAtomicAddProperty(req, k->crtc, k->crtc_active, 0);
+		drmModeAtomicAddProperty(req, k->plane, k->plane_fb, 0);
+		drmModeAtomicAddProperty(req, k->plane, k->plane_crtc, 0);
+		ret = drmModeAtomicCommit(k->fd, req, DRM_MODE_ATOMIC_ALLOW_MODESET, NULL) ?
+		      -errno : 0;
+		drmModeAtomicFree(req);
+		status = pt_reg(k->mmio, PAGODA_REG_DISP_STATUS);
+		pt_check(!ret, "disable: CRTC off (%d): %d", i, ret);
+		held += !!(status & (PAGODA_DISP_STATUS_FLIP_PENDING | PAGODA_DISP_STATUS_ENABLED));
+	}
+	pt_check(!held, "disable: the controller let go of the framebuffer when the commit returned "
+		 "(%d of 4 still reading it)", held);
+	fb_free(k, &fb);
+}
+
 /* ---- cursor ------------------------------------------------------------ */
 
 #define CURSOR 64
@@ -969,6 +1011,7 @@ int main(void)
 	test_segments(&k);
 	test_flips(&k);
 	test_bad_input(&k);
+	test_disable(&k);
 	test_cursor(&k);
 	test_vblank_time(&k);
 	drmModeFreeConnector(k.connector);
