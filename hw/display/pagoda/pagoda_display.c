@@ -238,20 +238,21 @@ static void vblank(void *opaque)
     PagodaState *s = opaque;
     PagodaDisplay *d = &s->disp;
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+    uint64_t missed = (now - d->next_vblank) / VBLANK_PERIOD_NS;
 
-    /* on the period's grid, however late the timer ran */
-    d->last_vblank = d->next_vblank;
-    d->frame++;
-    if (d->flip_pending) {
+    /*
+     * The blanks of the period's grid up to now, however late the host ran
+     * the timer: FRAME counts them all (one interrupt), the last is this one.
+     */
+    d->last_vblank = d->next_vblank + missed * VBLANK_PERIOD_NS;
+    d->frame += 1 + missed;
+    /* a flip latches at a blank after its FLIP write, not one run late */
+    if (d->flip_pending && d->flip_time <= d->last_vblank) {
         latch(s);
     }
     pagoda_raise_irq(s, PAGODA_INT_VBLANK);
     if (vblank_needed(d)) {
-        /* keep the period; after a stall, go on from now (no burst) */
-        d->next_vblank += VBLANK_PERIOD_NS;
-        if (d->next_vblank <= now) {
-            d->next_vblank = now + VBLANK_PERIOD_NS;
-        }
+        d->next_vblank = d->last_vblank + VBLANK_PERIOD_NS;
         timer_mod(d->vblank_timer, d->next_vblank);
     }
 }
@@ -381,6 +382,9 @@ void pagoda_display_write(PagodaState *s, hwaddr addr, uint32_t val)
         d->staged.cursor.pos = val;
         break;
     case PAGODA_REG_DISP_FLIP:
+        if (!d->flip_pending) {
+            d->flip_time = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
+        }
         d->flip_pending = true;
         vblank_schedule(s);
         break;
@@ -714,10 +718,13 @@ static bool display_vblank_time_needed(void *opaque)
 {
     PagodaState *s = opaque;
 
-    return s->disp.last_vblank >= 0;
+    return s->disp.last_vblank >= 0 || s->disp.flip_pending;
 }
 
-/* The time of the last vblank (SINCE_VBLANK), on the migrated virtual clock. */
+/*
+ * The time of the last vblank (SINCE_VBLANK) and of the pending flip's
+ * FLIP write, on the migrated virtual clock.
+ */
 static const VMStateDescription vmstate_pagoda_display_vblank_time = {
     .name = "pagoda/display/vblank-time",
     .version_id = 1,
@@ -725,6 +732,7 @@ static const VMStateDescription vmstate_pagoda_display_vblank_time = {
     .needed = display_vblank_time_needed,
     .fields = (const VMStateField[]) {
         VMSTATE_INT64(disp.last_vblank, PagodaState),
+        VMSTATE_INT64(disp.flip_time, PagodaState),
         VMSTATE_END_OF_LIST()
     },
 };
@@ -737,6 +745,7 @@ static int display_pre_load(void *opaque)
     memset(&s->disp.staged.cursor, 0, sizeof(s->disp.staged.cursor));
     memset(&s->disp.latched.cursor, 0, sizeof(s->disp.latched.cursor));
     s->disp.last_vblank = -1;
+    s->disp.flip_time = 0;
     return 0;
 }
 
@@ -750,6 +759,7 @@ static int display_post_load(void *opaque, int version_id)
     if (d->last_vblank > qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL)) {
         d->last_vblank = -1;
     }
+    d->flip_time = MIN(d->flip_time, qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL));
     /* derived from the latched state, not trusted from the stream */
     d->fault = scanout_enabled(&d->latched) &&
                scanout_check(s, &d->latched, &why);

@@ -211,6 +211,7 @@ typedef struct PagodaDisplay {
     QEMUTimer *vblank_timer;    /* QEMU_CLOCK_VIRTUAL, armed while needed */
     int64_t next_vblank;        /* deadline of vblank_timer when armed */
     int64_t last_vblank;        /* virtual clock of the last vblank, -1: none */
+    int64_t flip_time;          /* virtual clock of the pending flip's FLIP */
 
     /* console */
     QemuConsole *con;
