@@ -99,20 +99,23 @@ static void pagoda_display_write(struct pagoda_device *pgdev, const struct pagod
 }
 
 /*
- * Show @s from the next vertical blank. It is kept for a reset to write
- * again: a PCI function reset in progress (BARs off) loses the write,
- * and its reset_done restores @s.
+ * Show the next state (&pagoda_display.next) from the next vertical blank.
+ * It is kept for a reset to write again: a PCI function reset in progress
+ * (BARs off) loses the write, and its reset_done restores it.
  */
-static void pagoda_display_program(struct pagoda_display *disp, const struct pagoda_scanout *s)
+static void pagoda_display_program(struct pagoda_display *disp)
 {
 	struct pagoda_device *pgdev = display_to_pagoda(disp);
 	unsigned long flags;
 	int idx;
 
 	spin_lock_irqsave(&disp->lock, flags);
-	disp->scanout = *s;
+	/* the controller shows nothing without its primary plane's surface */
+	if (!(disp->next.control & PAGODA_DISP_CONTROL_ENABLE))
+		disp->next.control = 0;
+	disp->scanout = disp->next;
 	if (drm_dev_enter(&pgdev->drm, &idx)) {
-		pagoda_display_write(pgdev, s);
+		pagoda_display_write(pgdev, &disp->scanout);
 		drm_dev_exit(idx);
 	}
 	spin_unlock_irqrestore(&disp->lock, flags);
@@ -260,16 +263,20 @@ static void pagoda_plane_atomic_update(struct drm_plane *plane, struct drm_atomi
 	struct drm_plane_state *ps = drm_atomic_get_new_plane_state(state, plane);
 	struct pagoda_display *disp = container_of(plane, struct pagoda_display, plane);
 	struct pagoda_scanout *s = &disp->next;
+	unsigned long flags;
 
+	/* under the lock: a cursor's async update programs the state at any time */
+	spin_lock_irqsave(&disp->lock, flags);
 	s->control &= ~PAGODA_DISP_CONTROL_ENABLE;
-	if (!ps->visible || !ps->fb)
-		return;
-	s->surface = pagoda_plane_paddr(ps);
-	s->width = drm_rect_width(&ps->dst);
-	s->height = drm_rect_height(&ps->dst);
-	s->stride = ps->fb->pitches[0];
-	s->format = ps->fb->format->format;
-	s->control |= PAGODA_DISP_CONTROL_ENABLE;
+	if (ps->visible && ps->fb) {
+		s->surface = pagoda_plane_paddr(ps);
+		s->width = drm_rect_width(&ps->dst);
+		s->height = drm_rect_height(&ps->dst);
+		s->stride = ps->fb->pitches[0];
+		s->format = ps->fb->format->format;
+		s->control |= PAGODA_DISP_CONTROL_ENABLE;
+	}
+	spin_unlock_irqrestore(&disp->lock, flags);
 }
 
 static const struct drm_plane_helper_funcs pagoda_plane_helper_funcs = {
@@ -294,21 +301,68 @@ static int pagoda_cursor_atomic_check(struct drm_plane *plane, struct drm_atomic
 						   DRM_PLANE_NO_SCALING, true, true);
 }
 
+/* The cursor's part of the next state, from its plane state @ps. */
+static void pagoda_display_set_cursor(struct pagoda_display *disp, const struct drm_plane_state *ps)
+{
+	struct pagoda_scanout *s = &disp->next;
+	unsigned long flags;
+
+	spin_lock_irqsave(&disp->lock, flags);
+	s->control &= ~PAGODA_DISP_CONTROL_CURSOR;
+	if (ps->visible && ps->fb) {
+		/* the part on the CRTC: the helpers clipped the source with the position */
+		s->cursor = pagoda_plane_paddr(ps);
+		s->cursor_size = drm_rect_width(&ps->dst) | drm_rect_height(&ps->dst) << 16;
+		s->cursor_stride = ps->fb->pitches[0];
+		s->cursor_pos = PAGODA_DISP_XY(ps->dst.x1, ps->dst.y1);
+		s->control |= PAGODA_DISP_CONTROL_CURSOR;
+	}
+	spin_unlock_irqrestore(&disp->lock, flags);
+}
+
 static void pagoda_cursor_atomic_update(struct drm_plane *plane, struct drm_atomic_state *state)
 {
-	struct drm_plane_state *ps = drm_atomic_get_new_plane_state(state, plane);
-	struct pagoda_display *disp = container_of(plane, struct pagoda_display, cursor);
-	struct pagoda_scanout *s = &disp->next;
+	pagoda_display_set_cursor(container_of(plane, struct pagoda_display, cursor),
+				  drm_atomic_get_new_plane_state(state, plane));
+}
 
-	s->control &= ~PAGODA_DISP_CONTROL_CURSOR;
-	if (!ps->visible || !ps->fb)
-		return;
-	/* the part on the CRTC: the helpers clipped the source with the position */
-	s->cursor = pagoda_plane_paddr(ps);
-	s->cursor_size = drm_rect_width(&ps->dst) | drm_rect_height(&ps->dst) << 16;
-	s->cursor_stride = ps->fb->pitches[0];
-	s->cursor_pos = PAGODA_DISP_XY(ps->dst.x1, ps->dst.y1);
-	s->control |= PAGODA_DISP_CONTROL_CURSOR;
+/*
+ * A cursor moved or changed on a running CRTC (the legacy cursor ioctls)
+ * goes to the controller at once, not behind the flips queued before it:
+ * it is latched with them at the next vertical blank.
+ */
+static int pagoda_cursor_atomic_async_check(struct drm_plane *plane,
+					    struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new_state = drm_atomic_get_new_plane_state(state, plane);
+	struct drm_crtc_state *crtc_state;
+
+	crtc_state = drm_atomic_get_new_crtc_state(state, new_state->crtc);
+	return crtc_state && crtc_state->active ? 0 : -EINVAL;
+}
+
+static void pagoda_cursor_atomic_async_update(struct drm_plane *plane,
+					      struct drm_atomic_state *state)
+{
+	struct drm_plane_state *new_state = drm_atomic_get_new_plane_state(state, plane);
+	struct pagoda_display *disp = container_of(plane, struct pagoda_display, cursor);
+	struct drm_plane_state *ps = plane->state;
+
+	/* the plane's state takes the new framebuffer; @new_state's cleanup the old */
+	swap(ps->fb, new_state->fb);
+	ps->crtc_x = new_state->crtc_x;
+	ps->crtc_y = new_state->crtc_y;
+	ps->crtc_w = new_state->crtc_w;
+	ps->crtc_h = new_state->crtc_h;
+	ps->src_x = new_state->src_x;
+	ps->src_y = new_state->src_y;
+	ps->src_w = new_state->src_w;
+	ps->src_h = new_state->src_h;
+	ps->src = new_state->src;
+	ps->dst = new_state->dst;
+	ps->visible = new_state->visible;
+	pagoda_display_set_cursor(disp, ps);
+	pagoda_display_program(disp);
 }
 
 static const struct drm_plane_helper_funcs pagoda_cursor_helper_funcs = {
@@ -316,6 +370,8 @@ static const struct drm_plane_helper_funcs pagoda_cursor_helper_funcs = {
 	.prepare_fb = pagoda_plane_prepare_fb,
 	.cleanup_fb = pagoda_plane_cleanup_fb,
 	.atomic_update = pagoda_cursor_atomic_update,
+	.atomic_async_check = pagoda_cursor_atomic_async_check,
+	.atomic_async_update = pagoda_cursor_atomic_async_update,
 };
 
 static const struct drm_plane_funcs pagoda_plane_funcs = {
@@ -380,10 +436,7 @@ static void pagoda_crtc_atomic_flush(struct drm_crtc *crtc, struct drm_atomic_st
 	unsigned long flags;
 	int idx;
 
-	/* the controller shows nothing without its primary plane's surface */
-	if (!(disp->next.control & PAGODA_DISP_CONTROL_ENABLE))
-		disp->next.control = 0;
-	pagoda_display_program(disp, &disp->next);
+	pagoda_display_program(disp);
 	if (!event)
 		return;
 	crtc_state->event = NULL;
@@ -413,13 +466,14 @@ static void pagoda_crtc_atomic_disable(struct drm_crtc *crtc, struct drm_atomic_
 {
 	struct drm_crtc_state *crtc_state = drm_atomic_get_new_crtc_state(state, crtc);
 	struct pagoda_display *disp = crtc_to_display(crtc);
-	const struct pagoda_scanout off = {};
 	struct drm_pending_vblank_event *pending;
 	unsigned long flags;
 	int idx;
 
-	disp->next = off;
-	pagoda_display_program(disp, &off);
+	spin_lock_irqsave(&disp->lock, flags);
+	disp->next = (struct pagoda_scanout){};
+	spin_unlock_irqrestore(&disp->lock, flags);
+	pagoda_display_program(disp);
 	/* the old framebuffer is unpinned once this commit is done */
 	if (drm_dev_enter(crtc->dev, &idx)) {
 		pagoda_display_wait_latched(display_to_pagoda(disp));

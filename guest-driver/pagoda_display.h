@@ -50,9 +50,9 @@ struct pagoda_scanout {
  * @num_modes: entries of @modes
  * @modes: the device's modes (PAGODA_REG_DISP_MODE() values), the
  *	preferred one first
- * @next: the state a commit's planes build, programmed by its CRTC's
- *	flush; commits run one after another (the helpers' dependencies)
- * @lock: protects @scanout and @event; taken in the vblank interrupt
+ * @next: the state the planes' updates build, programmed by the CRTC's
+ *	flush, or at once by a cursor's async update; under @lock
+ * @lock: protects @next, @scanout and @event; taken in the vblank interrupt
  * @scanout: the state last written to the controller, written again
  *	after a reset (which disables the display)
  * @event: the commit's vblank event, sent at the first vertical blank

@@ -939,6 +939,58 @@ out_bg:
 	fb_free(k, &bg);
 }
 
+/*
+ * A cursor moved while a page flip is pending goes to the controller at
+ * once (the legacy cursor ioctls are async updates), not a frame later
+ * behind the flip: the flip's event is not there yet when the move
+ * returns (9 of 10 times at least: the flip may land during the move), and
+ * the screen then shows the last flip's picture with the cursor where it
+ * was last put.
+ */
+static void test_cursor_async(struct kms *k)
+{
+	const drmModeModeInfo *mode = preferred_mode(k);
+	uint32_t w = mode->hdisplay, h = mode->vdisplay, x, y;
+	struct pollfd pfd = { .fd = k->fd, .events = POLLIN };
+	struct flip_done done = {};
+	struct fb fbs[2], cur;
+	int i, ret, ahead = 0;
+
+	if (!pt_check(!fb_dumb(k, &fbs[0], w, h) && !fb_dumb(k, &fbs[1], w, h) &&
+		      !fb_dumb(k, &cur, CURSOR, CURSOR), "cursor async: buffers"))
+		return;
+	draw(&fbs[0], w, h, 31);
+	draw(&fbs[1], w, h, 32);
+	for (y = 0; y < CURSOR; y++)
+		for (x = 0; x < CURSOR; x++)
+			((uint32_t *)((uint8_t *)cur.map + (size_t)y * cur.pitch))[x] =
+				cursor_argb(x, y);
+	ret = kms_commit(k, mode, &fbs[0], w, h, 0, 0, NULL);
+	if (!pt_check(!ret, "cursor async: on screen: %d", ret) ||
+	    !pt_check(!drmModeSetCursor(k->fd, k->crtc, cur.handle, CURSOR, CURSOR),
+		      "cursor async: cursor set"))
+		goto out;
+	for (i = 0; i < 10; i++) {
+		ret = kms_commit(k, NULL, &fbs[(i + 1) % 2], w, h, 0,
+				 DRM_MODE_ATOMIC_NONBLOCK | DRM_MODE_PAGE_FLIP_EVENT, &done);
+		if (!pt_check(!ret, "cursor async: flip %d: %d", i, ret))
+			break;
+		ret = drmModeMoveCursor(k->fd, k->crtc, 100 + i, 50 + i);
+		ahead += !ret && poll(&pfd, 1, 0) == 0;
+		if (!pt_check(!wait_flip(k, &done), "cursor async: flip %d event", i))
+			break;
+	}
+	pt_check(ahead >= 9, "cursor async: %d of 10 moves returned while their flip was pending",
+		 ahead);
+	wait_latched(k);
+	screen_is("cursor-async", w, h, screen_crc(w, h, 31, 109, 59, 0, 0, CURSOR, CURSOR));
+	drmModeSetCursor(k->fd, k->crtc, 0, 0, 0);
+out:
+	fb_free(k, &cur);
+	fb_free(k, &fbs[1]);
+	fb_free(k, &fbs[0]);
+}
+
 /* ---- vblank timestamps ---------------------------------------------------- */
 
 #define VBLANKS 60
@@ -1013,6 +1065,7 @@ int main(void)
 	test_bad_input(&k);
 	test_disable(&k);
 	test_cursor(&k);
+	test_cursor_async(&k);
 	test_vblank_time(&k);
 	drmModeFreeConnector(k.connector);
 	close(k.fd);
