@@ -487,7 +487,7 @@ static int pagoda_debugfs_vms(struct seq_file *m, void *data)
 	list_for_each_entry(vm, &pgdev->vm_list, link) {
 		pagoda_vm_debugfs_show(m, vm);
 		for (l = 0; l < vm->levels; l++)
-			tables += READ_ONCE(vm->tables[l]);
+			tables += READ_ONCE(vm->pt.tables[l]);
 		count++;
 	}
 	mutex_unlock(&pgdev->vm_list_lock);

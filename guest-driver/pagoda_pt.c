@@ -157,7 +157,7 @@ static void pagoda_pt_chunk_free(struct pagoda_pt_chunk *chunk)
  */
 static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 {
-	u32 bytes = max_t(u32, vm->chunk_bytes, PAGODA_PT_CHUNK_MIN);
+	u32 bytes = max_t(u32, vm->pt.chunk_bytes, PAGODA_PT_CHUNK_MIN);
 	struct pagoda_pt_chunk *chunk;
 
 	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
@@ -184,8 +184,8 @@ static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 	}
 	chunk->bo->pt_chunk = chunk;
 	bitmap_fill(chunk->free, chunk->count);
-	list_add(&chunk->link, &vm->pt_chunks);
-	vm->chunk_bytes = min_t(u32, bytes * 2, PAGODA_PT_CHUNK_MAX);
+	list_add(&chunk->link, &vm->pt.chunks);
+	vm->pt.chunk_bytes = min_t(u32, bytes * 2, PAGODA_PT_CHUNK_MAX);
 	return 0;
 }
 
@@ -233,11 +233,11 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 en
 			kfree(pt);
 			return ERR_PTR(ret);
 		}
-		vm->tables[level]++;
+		vm->pt.tables[level]++;
 		trace_pagoda_pt_alloc(vm, level, pt->addr);
 		return pt;
 	}
-	chunk = list_first_entry_or_null(&vm->pt_chunks, struct pagoda_pt_chunk, link);
+	chunk = list_first_entry_or_null(&vm->pt.chunks, struct pagoda_pt_chunk, link);
 	if (!chunk || !chunk->nr_free) {
 		ret = pagoda_pt_new_chunk(vm);
 		if (ret) {
@@ -245,7 +245,7 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 en
 			kfree(pt);
 			return ERR_PTR(ret);
 		}
-		chunk = list_first_entry(&vm->pt_chunks, struct pagoda_pt_chunk, link);
+		chunk = list_first_entry(&vm->pt.chunks, struct pagoda_pt_chunk, link);
 	}
 	pt->chunk = chunk;
 	pt->index = find_first_bit(chunk->free, chunk->count);
@@ -254,8 +254,8 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 en
 	__clear_bit(pt->index, chunk->free);
 	/* chunks with free tables stay first */
 	if (!--chunk->nr_free)
-		list_move_tail(&chunk->link, &vm->pt_chunks);
-	vm->tables[level]++;
+		list_move_tail(&chunk->link, &vm->pt.chunks);
+	vm->pt.tables[level]++;
 	trace_pagoda_pt_alloc(vm, level, pt->addr);
 	return pt;
 }
@@ -275,12 +275,12 @@ static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
 		pt->chunk->tables[pt->index] = NULL;
 		__set_bit(pt->index, pt->chunk->free);
 		pt->chunk->nr_free++;
-		list_move(&pt->chunk->link, &vm->pt_chunks);
+		list_move(&pt->chunk->link, &vm->pt.chunks);
 	}
-	vm->tables[pt->level]--;
-	vm->leaf64_tables -= pt->leaf64;
-	if (vm->leaf_hint == pt)
-		vm->leaf_hint = NULL;
+	vm->pt.tables[pt->level]--;
+	vm->pt.leaf64_tables -= pt->leaf64;
+	if (vm->pt.leaf_hint == pt)
+		vm->pt.leaf_hint = NULL;
 	kvfree(pt->children);
 	kfree(pt);
 }
@@ -293,7 +293,7 @@ static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
  */
 u64 pagoda_pt_root_addr(struct pagoda_vm *vm)
 {
-	return vm->root->addr;
+	return vm->pt.root->addr;
 }
 
 /**
@@ -304,7 +304,7 @@ u64 pagoda_pt_root_addr(struct pagoda_vm *vm)
  */
 u32 pagoda_pt_root_entries(struct pagoda_vm *vm)
 {
-	return vm->root->entries;
+	return vm->pt.root->entries;
 }
 
 /* Write a fresh table invalid. */
@@ -327,9 +327,9 @@ void pagoda_pt_init(struct pagoda_vm *vm)
 {
 	u32 va_bits = vm->pgdev->params.va_bits;
 
-	INIT_LIST_HEAD(&vm->pt_chunks);
-	INIT_LIST_HEAD(&vm->spares);
-	xa_init(&vm->large_ptes);
+	INIT_LIST_HEAD(&vm->pt.chunks);
+	INIT_LIST_HEAD(&vm->pt.spares);
+	xa_init(&vm->pt.large_ptes);
 	vm->root_entries = PAGODA_PT_ENTRIES;
 	/* a resizable root (2 levels) takes the VA bits the lower levels leave */
 	vm->max_root_entries = vm->levels == 2 ?
@@ -354,19 +354,19 @@ void pagoda_pt_fini(struct pagoda_vm *vm)
 	vm->last_update = NULL;
 
 	pagoda_pt_put_spares(vm);
-	if (vm->root)
-		pagoda_pt_free(vm, vm->root);
-	vm->root = NULL;
-	xa_destroy(&vm->large_ptes);
+	if (vm->pt.root)
+		pagoda_pt_free(vm, vm->pt.root);
+	vm->pt.root = NULL;
+	xa_destroy(&vm->pt.large_ptes);
 	/*
 	 * A chunk's allocation may outlive it (a walk over all allocations
 	 * holds a reference): its moves no longer name the chunk.
 	 */
 	dma_resv_lock(drm_gpuvm_resv(&vm->gpuvm), NULL);
-	list_for_each_entry(chunk, &vm->pt_chunks, link)
+	list_for_each_entry(chunk, &vm->pt.chunks, link)
 		chunk->bo->pt_chunk = NULL;
 	dma_resv_unlock(drm_gpuvm_resv(&vm->gpuvm));
-	list_for_each_entry_safe(chunk, next, &vm->pt_chunks, link) {
+	list_for_each_entry_safe(chunk, next, &vm->pt.chunks, link) {
 		list_del(&chunk->link);
 		pagoda_pt_chunk_free(chunk);
 	}
@@ -378,13 +378,13 @@ static int pagoda_pt_alloc_upper(struct pagoda_vm *vm, u64 va, struct pagoda_pt 
 	struct pagoda_pt *pt;
 	u32 level;
 
-	if (!vm->root) {
+	if (!vm->pt.root) {
 		pt = pagoda_pt_alloc(vm, vm->levels - 1, vm->root_entries);
 		if (IS_ERR(pt))
 			return PTR_ERR(pt);
-		vm->root = pt;
+		vm->pt.root = pt;
 	}
-	pt = vm->root;
+	pt = vm->pt.root;
 	for (level = vm->levels - 1; level > 1; level--) {
 		struct pagoda_pt **child = &pt->children[pt_index(vm, va, level)];
 
@@ -407,13 +407,13 @@ static int pagoda_pt_add_spare(struct pagoda_vm *vm)
 
 	if (IS_ERR(spare))
 		return PTR_ERR(spare);
-	list_add(&spare->spare, &vm->spares);
+	list_add(&spare->spare, &vm->pt.spares);
 	return 0;
 }
 
 static struct pagoda_pt *pagoda_pt_take_spare(struct pagoda_vm *vm)
 {
-	struct pagoda_pt *spare = list_first_entry_or_null(&vm->spares, struct pagoda_pt, spare);
+	struct pagoda_pt *spare = list_first_entry_or_null(&vm->pt.spares, struct pagoda_pt, spare);
 
 	if (!WARN_ON(!spare))
 		list_del(&spare->spare);
@@ -428,7 +428,7 @@ void pagoda_pt_put_spares(struct pagoda_vm *vm)
 {
 	struct pagoda_pt *spare, *next;
 
-	list_for_each_entry_safe(spare, next, &vm->spares, spare) {
+	list_for_each_entry_safe(spare, next, &vm->pt.spares, spare) {
 		list_del(&spare->spare);
 		pagoda_pt_free(vm, spare);
 	}
@@ -460,7 +460,7 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
 				return ret;
 			}
 			(*child)->leaf64 = leaf64;
-			vm->leaf64_tables += leaf64;
+			vm->pt.leaf64_tables += leaf64;
 		} else if (WARN_ON(pt_is_table(*child) && (*child)->leaf64 != leaf64)) {
 			return -EINVAL;
 		} else if (!large && *child == PT_LARGE) {
@@ -479,8 +479,8 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
 /* The leaf table of the span of @va if it is the one last walked to, else NULL. */
 static struct pagoda_pt *pagoda_pt_hinted_leaf(struct pagoda_vm *vm, u64 va)
 {
-	if (vm->leaf_hint && vm->leaf_hint_span == va >> ilog2(LARGE_SIZE))
-		return vm->leaf_hint;
+	if (vm->pt.leaf_hint && vm->pt.leaf_hint_span == va >> ilog2(LARGE_SIZE))
+		return vm->pt.leaf_hint;
 	return NULL;
 }
 
@@ -530,7 +530,7 @@ int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_
 static int pagoda_pt_spare_for_edge(struct pagoda_vm *vm, u64 va, u64 start, u64 end)
 {
 	u64 span = round_down(va, LARGE_SIZE);
-	struct pagoda_pt *pt = vm->root;
+	struct pagoda_pt *pt = vm->pt.root;
 	u32 level;
 
 	if (span >= start && span + LARGE_SIZE <= end)
@@ -557,7 +557,7 @@ int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size)
 {
 	int ret;
 
-	if (!vm->root)
+	if (!vm->pt.root)
 		return 0;
 	ret = pagoda_pt_spare_for_edge(vm, va, va, va + size);
 	if (!ret && round_down(va, LARGE_SIZE) != round_down(va + size - 1, LARGE_SIZE))
@@ -587,7 +587,7 @@ static int pagoda_pt_link(struct pagoda_vm *vm, struct pagoda_paging_batch *batc
 static int pagoda_pt_level1(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
 			    struct pagoda_pt **level1)
 {
-	struct pagoda_pt *pt = vm->root;
+	struct pagoda_pt *pt = vm->pt.root;
 	u32 level;
 	int ret;
 
@@ -637,7 +637,7 @@ static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batc
 			return -EINVAL;
 		level1->children[index] = child;
 		if (was_large) {
-			xa_erase(&vm->large_ptes, va >> ilog2(LARGE_SIZE));
+			xa_erase(&vm->pt.large_ptes, va >> ilog2(LARGE_SIZE));
 			/* the entry stays valid: the table replaces the page */
 			level1->used--;
 			if (rewrite)
@@ -650,8 +650,8 @@ static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batc
 			return ret;
 		level1->used++;
 	}
-	vm->leaf_hint = child;
-	vm->leaf_hint_span = va >> ilog2(LARGE_SIZE);
+	vm->pt.leaf_hint = child;
+	vm->pt.leaf_hint_span = va >> ilog2(LARGE_SIZE);
 	*leaf = child;
 	return 0;
 }
@@ -671,7 +671,7 @@ static int pagoda_pt_set_large(struct pagoda_vm *vm, struct pagoda_paging_batch 
 	ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
 	if (ret)
 		return ret;
-	ret = xa_err(xa_store(&vm->large_ptes, va >> ilog2(LARGE_SIZE), xa_mk_value(pte),
+	ret = xa_err(xa_store(&vm->pt.large_ptes, va >> ilog2(LARGE_SIZE), xa_mk_value(pte),
 			      GFP_KERNEL));
 	if (ret)
 		return ret;
@@ -728,7 +728,7 @@ static int pagoda_pt_writer_add(struct pagoda_pt_writer *w, struct pagoda_pt *pt
 /* Whether the span of @va has a LEAF64 leaf table (a tiled reservation's). */
 static bool pagoda_pt_span_leaf64(struct pagoda_vm *vm, u64 va)
 {
-	struct pagoda_pt *pt = vm->root;
+	struct pagoda_pt *pt = vm->pt.root;
 	u32 level;
 
 	for (level = vm->levels - 1; level > 0 && pt_is_table(pt); level--)
@@ -866,11 +866,11 @@ int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 v
 	u64 pos = va;
 	int ret = 0;
 
-	if (vm->root->fresh) {
-		ret = pagoda_pt_write_invalid(batch, vm->root);
+	if (vm->pt.root->fresh) {
+		ret = pagoda_pt_write_invalid(batch, vm->pt.root);
 		if (ret)
 			return ret;
-		vm->root->fresh = false;
+		vm->pt.root->fresh = false;
 	}
 
 	if (!bo) {
@@ -923,7 +923,7 @@ static struct pagoda_pt *pagoda_pt_split(struct pagoda_vm *vm, struct pagoda_pag
 					 struct pagoda_pt *level1, u64 va)
 {
 	u32 index = pt_index(vm, va, 1);
-	void *entry = xa_erase(&vm->large_ptes, va >> ilog2(LARGE_SIZE));
+	void *entry = xa_erase(&vm->pt.large_ptes, va >> ilog2(LARGE_SIZE));
 	struct pagoda_pt *leaf;
 	u64 pte;
 	int ret;
@@ -942,7 +942,7 @@ static struct pagoda_pt *pagoda_pt_split(struct pagoda_vm *vm, struct pagoda_pag
 		ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
 	}
 	if (ret) {
-		list_add(&leaf->spare, &vm->spares);
+		list_add(&leaf->spare, &vm->pt.spares);
 		return ERR_PTR(ret);
 	}
 	leaf->fresh = false;
@@ -976,7 +976,7 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 	while (va < end) {
 		u32 index = pt_index(vm, va, 0), level;
 		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
-		struct pagoda_pt *pt = vm->root;
+		struct pagoda_pt *pt = vm->pt.root;
 		u32 shift = PAGE_SHIFT;
 
 		for (level = vm->levels - 1; level > 0 && pt_is_table(pt); level--) {
@@ -984,7 +984,7 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 			pt = pt->children[pt_index(vm, va, level)];
 		}
 		if (pt == PT_LARGE && IS_ALIGNED(va, LARGE_SIZE) && end - va >= LARGE_SIZE) {
-			xa_erase(&vm->large_ptes, va >> ilog2(LARGE_SIZE));
+			xa_erase(&vm->pt.large_ptes, va >> ilog2(LARGE_SIZE));
 			if (keep || path[1]->used > 1 || vm->levels == 2) {
 				u32 index1 = pt_index(vm, va, 1);
 
@@ -1043,7 +1043,7 @@ static u32 pagoda_pt_root_need(struct pagoda_vm *vm, u64 extent)
  */
 static int pagoda_pt_move_root(struct pagoda_vm *vm, u32 entries)
 {
-	struct pagoda_pt *old = vm->root, *root;
+	struct pagoda_pt *old = vm->pt.root, *root;
 	struct pagoda_paging_batch batch;
 	struct dma_fence *fence;
 	int ret;
@@ -1074,7 +1074,7 @@ static int pagoda_pt_move_root(struct pagoda_vm *vm, u32 entries)
 	memset(old->children, 0, old->entries * sizeof(*old->children));
 	root->used = old->used;
 	root->fresh = false;
-	vm->root = root;
+	vm->pt.root = root;
 	trace_pagoda_pt_root_resize(vm, old->entries, entries);
 	pagoda_pt_free(vm, old);
 	dma_fence_put(vm->last_update);
@@ -1104,15 +1104,15 @@ int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent)
 	if (vm->levels != 2)
 		return 0;
 	entries = pagoda_pt_root_need(vm, extent);
-	if (!vm->root) {
+	if (!vm->pt.root) {
 		vm->root_entries = entries;
 		return 0;
 	}
-	for (used = vm->root->entries; used > entries; used--)
-		if (vm->root->children[used - 1])
+	for (used = vm->pt.root->entries; used > entries; used--)
+		if (vm->pt.root->children[used - 1])
 			break;
 	entries = max(entries, round_up(used, PAGODA_PT_ENTRIES));
-	if (entries == vm->root->entries)
+	if (entries == vm->pt.root->entries)
 		return 0;
 	ret = dma_resv_wait_timeout(drm_gpuvm_resv(&vm->gpuvm), DMA_RESV_USAGE_BOOKKEEP, true,
 				    MAX_SCHEDULE_TIMEOUT);
@@ -1216,7 +1216,7 @@ int pagoda_pt_restore(struct pagoda_vm *vm)
 	/* nothing moved or was swapped since the last time: the common case */
 	if (!vm->pt_moved)
 		return 0;
-	list_for_each_entry(chunk, &vm->pt_chunks, link) {
+	list_for_each_entry(chunk, &vm->pt.chunks, link) {
 		ret = pagoda_vm_place(vm, chunk->bo);
 		if (ret)
 			return ret;
@@ -1225,15 +1225,15 @@ int pagoda_pt_restore(struct pagoda_vm *vm)
 			pagoda_pt_chunk_moved(chunk);
 		chunk->swapped = false;
 	}
-	if (!vm->root) {
+	if (!vm->pt.root) {
 		vm->pt_moved = false;
 		return 0;
 	}
-	if (vm->root->moved)
+	if (vm->pt.root->moved)
 		pagoda_slot_release_vm(vm->pgdev, vm);
-	vm->root->moved = false;
+	vm->pt.root->moved = false;
 	pagoda_paging_batch_init(&batch, vm->pgdev);
-	ret = pagoda_pt_relink(vm, &batch, vm->root);
+	ret = pagoda_pt_relink(vm, &batch, vm->pt.root);
 	if (!ret)
 		ret = pagoda_paging_flush_tlb(&batch, 0, 0, 0, true);
 	fence = pagoda_paging_batch_finish(&batch, ret);

@@ -38,11 +38,11 @@ static void pagoda_slot_set_root(struct pagoda_device *pgdev, u32 slot, struct p
 	u32 entries = 0;
 
 	/* a space that maps nothing yet (physical-mode jobs only) has no root */
-	if (vm && vm->root) {
+	if (vm && vm->pt.root) {
 		root = pagoda_pt_root_addr(vm);
 		entries = pagoda_pt_root_entries(vm);
 	}
-	pgdev->slots[slot].rootless = vm && !vm->root;
+	pgdev->slots[slot].rootless = vm && !vm->pt.root;
 	spin_lock(&pgdev->ctx_lock);
 	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_LO, lower_32_bits(root));
 	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_HI, upper_32_bits(root));
@@ -116,7 +116,7 @@ u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 	 * Lent while the space had no root (physical-mode jobs only, which
 	 * never translate, so the root may be set under them): set it now.
 	 */
-	if (slot && pgdev->slots[slot].rootless && vm->root)
+	if (slot && pgdev->slots[slot].rootless && vm->pt.root)
 		pagoda_slot_set_root(pgdev, slot, vm);
 	if (slot) {
 		pgdev->slots[slot].active++;

@@ -1342,17 +1342,17 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
 		seq_printf(m, "  last fault: code %u va 0x%llx access %u level %u engine %u\n",
 			   vm->last_fault.code, vm->last_fault.va, vm->last_fault.access,
 			   vm->last_fault.level, vm->last_fault.engine);
-	if (vm->root)
-		seq_printf(m, "  root %u entries at %s 0x%llx\n", vm->root->entries,
-			   pagoda_segment_name(PAGODA_PADDR_SEG(vm->root->addr)),
-			   PAGODA_PADDR_OFFSET(vm->root->addr));
+	if (vm->pt.root)
+		seq_printf(m, "  root %u entries at %s 0x%llx\n", vm->pt.root->entries,
+			   pagoda_segment_name(PAGODA_PADDR_SEG(vm->pt.root->addr)),
+			   PAGODA_PADDR_OFFSET(vm->pt.root->addr));
 	else
 		seq_puts(m, "  root none\n");
 	seq_puts(m, "  tables");
 	for (l = 0; l < vm->levels; l++)
-		seq_printf(m, " level%u %u", l, vm->tables[l]);
-	seq_printf(m, " leaf64 %u", vm->leaf64_tables);
-	list_for_each_entry(chunk, &vm->pt_chunks, link)
+		seq_printf(m, " level%u %u", l, vm->pt.tables[l]);
+	seq_printf(m, " leaf64 %u", vm->pt.leaf64_tables);
+	list_for_each_entry(chunk, &vm->pt.chunks, link)
 		per_seg[READ_ONCE(chunk->bo->segment)]++;
 	seq_puts(m, "\n  table chunks");
 	for (l = 0; l < PAGODA_NUM_SEGMENTS; l++)

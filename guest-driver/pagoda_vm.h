@@ -43,7 +43,7 @@ struct pagoda_paging_batch;
 
 /**
  * struct pagoda_pt_chunk - an allocation holding page tables of one space
- * @link: in &pagoda_vm.pt_chunks
+ * @link: in &pagoda_pt_tree.chunks
  * @vm: the space
  * @bo: the allocation; it shares the space's reservation, under which it
  *	moves (eviction, coming back)
@@ -81,7 +81,7 @@ struct pagoda_pt_chunk {
  * @used: valid entries
  * @children: the tables its entries point to (levels above 0), by index;
  *	at level 1 an entry may be a 2 MiB page instead (pagoda_pt.c)
- * @spare: in &pagoda_vm.spares while a spare
+ * @spare: in &pagoda_pt_tree.spares while a spare
  */
 struct pagoda_pt {
 	struct pagoda_pt_chunk *chunk;
@@ -96,6 +96,36 @@ struct pagoda_pt {
 	u32 used;
 	struct pagoda_pt **children;
 	struct list_head spare;
+};
+
+/**
+ * struct pagoda_pt_tree - the page tables of an address space on one GPU
+ * @root: the root table, NULL until the first mapping
+ * @chunks: its page-table allocations, those with free tables first
+ * @chunk_bytes: size of its next chunk
+ * @spares: leaf tables made for one update, to replace 2 MiB pages it
+ *	splits or rewrites; freed when it ends
+ * @large_ptes: entry of each 2 MiB page, by VA >> 21 (xa_mk_value())
+ * @leaf_hint: the leaf table last walked to, linked in; NULL once freed.
+ *	Binds of tiles walk to the same leaf table again and again: they
+ *	start here
+ * @leaf_hint_span: the 2 MiB span @leaf_hint maps, VA >> 21
+ * @tables: tables in use, per level
+ * @leaf64_tables: LEAF64 tables among the leaf tables
+ *
+ * Under &pagoda_vm.lock. A space has one: the tables of the GPU it runs
+ * on; the GPUs of a linked adapter will each have theirs.
+ */
+struct pagoda_pt_tree {
+	struct pagoda_pt *root;
+	struct list_head chunks;
+	u32 chunk_bytes;
+	struct list_head spares;
+	struct xarray large_ptes;
+	struct pagoda_pt *leaf_hint;
+	u64 leaf_hint_span;
+	u32 tables[PAGODA_MMU_MAX_LEVELS];
+	u32 leaf64_tables;
 };
 
 /**
@@ -122,22 +152,11 @@ struct pagoda_fault {
  *	mappings, page tables, @last_update. Taken before allocation
  *	reservations and before the paging engine's submit lock.
  * @reservations: reserved VA ranges (struct pagoda_va_reservation)
- * @root: the root table, NULL until the first mapping
+ * @pt: its page tables on the GPU (pagoda_pt.c)
  * @levels: page-table levels (PAGODA_REG_MMU_LEVELS)
  * @root_entries: entries of the root (made or to be made)
  * @max_root_entries: most entries the root may have
  * @va_end: end of the VA range the largest root covers
- * @pt_chunks: its page-table allocations, those with free tables first
- * @chunk_bytes: size of its next chunk
- * @spares: leaf tables made for one update, to replace 2 MiB pages it
- *	splits or rewrites; freed when it ends
- * @large_ptes: entry of each 2 MiB page, by VA >> 21 (xa_mk_value())
- * @leaf_hint: the leaf table last walked to, linked in; NULL once freed.
- *	Binds of tiles walk to the same leaf table again and again: they
- *	start here
- * @leaf_hint_span: the 2 MiB span @leaf_hint maps, VA >> 21
- * @tables: tables in use, per level
- * @leaf64_tables: LEAF64 tables among the leaf tables
  * @last_update: fence of the last page-table update; jobs of the space
  *	wait for it. Under @lock.
  * @rebind: links (struct pagoda_vm_bo) whose mappings are to be
@@ -172,19 +191,11 @@ struct pagoda_vm {
 	struct pagoda_device *pgdev;
 	struct mutex lock; /* see @lock above */
 	struct drm_mm reservations;
-	struct pagoda_pt *root;
+	struct pagoda_pt_tree pt;
 	u32 levels;
 	u32 root_entries;
 	u32 max_root_entries;
 	u64 va_end;
-	struct list_head pt_chunks;
-	u32 chunk_bytes;
-	struct list_head spares;
-	struct xarray large_ptes;
-	struct pagoda_pt *leaf_hint;
-	u64 leaf_hint_span;
-	u32 tables[PAGODA_MMU_MAX_LEVELS];
-	u32 leaf64_tables;
 	struct dma_fence *last_update;
 	struct list_head rebind;
 	u32 place_step;
