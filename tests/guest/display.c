@@ -788,6 +788,24 @@ static uint32_t blend(uint32_t src, uint32_t dst)
 	return out;
 }
 
+/* A screen of the pattern of @seed with part of the cursor image drawn over it. */
+struct cursor_screen {
+	uint32_t seed;
+	int cx, cy;
+	uint32_t sx, sy, cw, ch;
+};
+
+static uint32_t cursor_screen_pixel(uint32_t x, uint32_t y, const void *arg)
+{
+	const struct cursor_screen *c = arg;
+	int ix = (int)x - c->cx, iy = (int)y - c->cy;
+	uint32_t p = pattern_rgb(x, y, c->seed);
+
+	if (ix >= 0 && ix < (int)c->cw && iy >= 0 && iy < (int)c->ch)
+		p = blend(cursor_argb(c->sx + ix, c->sy + iy), p);
+	return p;
+}
+
 /*
  * CRC of the screen: the pattern of @seed, @w x @h, with the region
  * [@sx, @sx + @cw) x [@sy, @sy + @ch) of the cursor image drawn at
@@ -796,25 +814,9 @@ static uint32_t blend(uint32_t src, uint32_t dst)
 static uint32_t screen_crc(uint32_t w, uint32_t h, uint32_t seed, int cx, int cy, uint32_t sx,
 			   uint32_t sy, uint32_t cw, uint32_t ch)
 {
-	uint8_t *rgb = malloc((size_t)w * h * 3);
-	uint32_t x, y, crc;
+	const struct cursor_screen c = { seed, cx, cy, sx, sy, cw, ch };
 
-	for (y = 0; y < h; y++) {
-		for (x = 0; x < w; x++) {
-			int ix = (int)x - cx, iy = (int)y - cy;
-			uint32_t p = pattern_rgb(x, y, seed);
-			uint8_t *o = rgb + ((size_t)y * w + x) * 3;
-
-			if (ix >= 0 && ix < (int)cw && iy >= 0 && iy < (int)ch)
-				p = blend(cursor_argb(sx + ix, sy + iy), p);
-			o[0] = p >> 16;
-			o[1] = p >> 8;
-			o[2] = p;
-		}
-	}
-	crc = pagoda_crc32(rgb, (size_t)w * h * 3);
-	free(rgb);
-	return crc;
+	return pt_screen_crc(w, h, cursor_screen_pixel, &c);
 }
 
 /* Until the controller latched what was last written (at most a few frames). */

@@ -24,27 +24,8 @@ struct run {
 /* Start @argv with stdout and stderr into a pipe and stdin from a pipe. */
 static int run_start(struct run *r, char *const argv[])
 {
-	int in[2], out[2];
-
-	if (pipe(in) || pipe(out))
-		return -errno;
-	r->pid = fork();
-	if (r->pid < 0)
-		return -errno;
-	if (!r->pid) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		dup2(out[1], 2);
-		close(in[1]);
-		close(out[0]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	r->stdin_fd = in[1];
-	r->out_fd = out[0];
-	return 0;
+	r->pid = pt_spawn(argv, NULL, &r->stdin_fd, &r->out_fd);
+	return r->pid < 0 ? r->pid : 0;
 }
 
 /* Close its stdin (modetest stops on input or end of file), collect output and status. */

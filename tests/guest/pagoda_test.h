@@ -472,4 +472,76 @@ static inline long long pt_debugfs_value(const char *path, const char *start, co
 	return value;
 }
 
+/*
+ * The CRC-32 of the RGB bytes (R first, rows top to bottom) of a @w x @h
+ * screen whose pixel (x, y) is @pixel(x, y, @arg) as 0xRRGGBB: what a
+ * host screendump of it gives (pagoda_screen.h). 0 without memory.
+ */
+static inline uint32_t pt_screen_crc(uint32_t w, uint32_t h,
+				     uint32_t (*pixel)(uint32_t x, uint32_t y, const void *arg),
+				     const void *arg)
+{
+	uint8_t *rgb = malloc((size_t)w * h * 3), *o;
+	uint32_t x, y, crc;
+
+	if (!rgb)
+		return 0;
+	for (y = 0, o = rgb; y < h; y++) {
+		for (x = 0; x < w; x++, o += 3) {
+			uint32_t p = pixel(x, y, arg);
+
+			o[0] = p >> 16;
+			o[1] = p >> 8;
+			o[2] = p;
+		}
+	}
+	crc = pagoda_crc32(rgb, (size_t)w * h * 3);
+	free(rgb);
+	return crc;
+}
+
+/*
+ * Start @argv (searched in PATH) in a child process, with @env ("NAME=value",
+ * or NULL) added to its environment, its standard input from a pipe
+ * (*@in_fd) and its standard output and error into one (*@out_fd).
+ * Return: the child's pid, or a negative errno.
+ */
+static inline pid_t pt_spawn(char *const argv[], const char *env, int *in_fd, int *out_fd)
+{
+	int in[2], out[2], i;
+	pid_t pid;
+
+	if (pipe(in))
+		return -errno;
+	if (pipe(out)) {
+		close(in[0]);
+		close(in[1]);
+		return -errno;
+	}
+	/* not inherited by what the test starts later */
+	for (i = 0; i < 2; i++) {
+		fcntl(in[i], F_SETFD, FD_CLOEXEC);
+		fcntl(out[i], F_SETFD, FD_CLOEXEC);
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(out[1], 2);
+		if (env)
+			putenv((char *)env);
+		execvp(argv[0], argv);
+		printf("error: exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	*in_fd = in[1];
+	*out_fd = out[0];
+	return pid;
+}
+
 #endif /* PAGODA_TEST_H */

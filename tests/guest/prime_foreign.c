@@ -219,6 +219,12 @@ out_import:
 	foreign_sync(f, DMA_BUF_SYNC_END);
 }
 
+static uint32_t scanout_pixel(uint32_t x, uint32_t y, const void *arg)
+{
+	(void)arg;
+	return (x * 0x010203 + y * 0x030201) & 0xffffff;
+}
+
 /* A udmabuf on screen: a compositor scanning out a client's buffer. */
 static void check_scanout(struct foreign *f, uint32_t w, uint32_t h)
 {
@@ -228,7 +234,6 @@ static void check_scanout(struct foreign *f, uint32_t w, uint32_t h)
 	drmModeRes *res = NULL;
 	drmModeConnector *conn = NULL;
 	drmModeModeInfo *mode = NULL;
-	uint8_t *rgb;
 	uint32_t x, y, crc;
 	int i, ret;
 
@@ -242,21 +247,12 @@ static void check_scanout(struct foreign *f, uint32_t w, uint32_t h)
 			mode = &conn->modes[i];
 	if (!pt_check(mode != NULL, "scanout: a %ux%u mode", w, h))
 		goto out;
-	rgb = malloc((size_t)w * h * 3);
 	foreign_sync(f, DMA_BUF_SYNC_START);
-	for (y = 0; y < h; y++) {
-		for (x = 0; x < w; x++) {
-			uint32_t p = (x * 0x010203 + y * 0x030201) & 0xffffff;
-
-			f->cpu[y * w + x] = p;
-			rgb[((size_t)y * w + x) * 3] = p >> 16;
-			rgb[((size_t)y * w + x) * 3 + 1] = p >> 8;
-			rgb[((size_t)y * w + x) * 3 + 2] = p;
-		}
-	}
+	for (y = 0; y < h; y++)
+		for (x = 0; x < w; x++)
+			f->cpu[y * w + x] = scanout_pixel(x, y, NULL);
 	foreign_sync(f, DMA_BUF_SYNC_END);
-	crc = pagoda_crc32(rgb, (size_t)w * h * 3);
-	free(rgb);
+	crc = pt_screen_crc(w, h, scanout_pixel, NULL);
 
 	ret = drmPrimeFDToHandle(dev.fd, f->fd, &handles[0]) ? -errno : 0;
 	if (!pt_check(!ret, "scanout: imported on the primary node: %s", strerror(-ret)))

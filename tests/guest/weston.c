@@ -172,30 +172,11 @@ static int start_client(struct client *c)
 {
 	char frames[16], timeout[16];
 	char *argv[] = { CLIENT, frames, timeout, NULL };
-	int in[2], out[2];
 
 	snprintf(frames, sizeof(frames), "%d", FRAMES);
 	snprintf(timeout, sizeof(timeout), "%d", FRAMES_MS);
-	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC))
-		return -errno;
-	fflush(stdout);
-	c->pid = fork();
-	if (c->pid < 0)
-		return -errno;
-	if (!c->pid) {
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		dup2(out[1], 2);
-		setenv("WAYLAND_DISPLAY", SOCKET_NAME, 1);
-		execv(CLIENT, argv);
-		printf("error: exec %s: %s\n", CLIENT, strerror(errno));
-		_exit(127);
-	}
-	close(in[0]);
-	close(out[1]);
-	c->in = in[1];
-	c->out = out[0];
-	return 0;
+	c->pid = pt_spawn(argv, "WAYLAND_DISPLAY=" SOCKET_NAME, &c->in, &c->out);
+	return c->pid < 0 ? c->pid : 0;
 }
 
 /*
@@ -235,26 +216,16 @@ static const char *client_line(const struct client *c, const char *word)
 	return "";
 }
 
+static uint32_t pattern_pixel(uint32_t x, uint32_t y, const void *arg)
+{
+	(void)arg;
+	return weston_pattern_rgb(x, y);
+}
+
 /* CRC of the screen the client's picture fills: @w x @h RGB pixels. */
 static uint32_t pattern_crc(uint32_t w, uint32_t h)
 {
-	uint8_t *rgb = malloc((size_t)w * h * 3);
-	uint32_t x, y, crc;
-
-	if (!rgb)
-		return 0;
-	for (y = 0; y < h; y++)
-		for (x = 0; x < w; x++) {
-			uint32_t p = weston_pattern_rgb(x, y);
-			uint8_t *o = rgb + ((size_t)y * w + x) * 3;
-
-			o[0] = p >> 16;
-			o[1] = p >> 8;
-			o[2] = p;
-		}
-	crc = pagoda_crc32(rgb, (size_t)w * h * 3);
-	free(rgb);
-	return crc;
+	return pt_screen_crc(w, h, pattern_pixel, NULL);
 }
 
 /* The virtual terminal in front (VT_GETSTATE), or 0. */
