@@ -52,7 +52,7 @@ static vm_fault_t pagoda_bo_vm_fault(struct vm_fault *vmf)
 {
 	struct ttm_buffer_object *tbo = vmf->vma->vm_private_data;
 	struct drm_device *drm = tbo->base.dev;
-	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
 	vm_fault_t ret;
 	int idx;
 
@@ -163,13 +163,13 @@ static const struct drm_gem_object_funcs pagoda_gem_funcs = {
 
 static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 {
-	struct pagoda_device *pgdev = to_pagoda_device(tbo->base.dev);
+	struct pagoda_device *pgdev = to_pagoda_link(tbo->base.dev)->gpu[0];
 	struct pagoda_bo *bo = to_pagoda_bo(tbo);
 
-	mutex_lock(&pgdev->bo_list_lock);
+	mutex_lock(&pgdev->link->bo_list_lock);
 	/* one whose initialisation failed never joined the list */
 	list_del_init(&bo->link);
-	mutex_unlock(&pgdev->bo_list_lock);
+	mutex_unlock(&pgdev->link->bo_list_lock);
 	/* released when it left hidden VRAM or its memory was freed */
 	WARN_ON(!xa_empty(&bo->host_aperture_slots));
 	xa_destroy(&bo->host_aperture_slots);
@@ -274,7 +274,7 @@ static u64 pagoda_segments_page_size(struct pagoda_device *pgdev, u32 segments)
  */
 u64 pagoda_bo_page_size(struct pagoda_bo *bo)
 {
-	return pagoda_segments_page_size(to_pagoda_device(bo->tbo.base.dev), bo->segments);
+	return pagoda_segments_page_size(to_pagoda_link(bo->tbo.base.dev)->gpu[0], bo->segments);
 }
 
 static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segments, u32 flags)
@@ -371,13 +371,13 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	pagoda_bo_set_placements(bo, args->preferred_segment, args->eviction_segment);
 
 	bo->tbo.base.funcs = &pagoda_gem_funcs;
-	drm_gem_private_object_init(&pgdev->drm, &bo->tbo.base, size);
+	drm_gem_private_object_init(pgdev->drm, &bo->tbo.base, size);
 	drm_gem_gpuva_set_lock(&bo->tbo.base, &bo->gpuva_lock);
 	INIT_LIST_HEAD(&bo->link);
 	bo->priority = args->priority;
 	bo->tbo.priority = args->priority + 1;
 	/* on failure TTM calls pagoda_bo_destroy() */
-	ret = ttm_bo_init_reserved(&pgdev->bdev, &bo->tbo,
+	ret = ttm_bo_init_reserved(&pgdev->link->bdev, &bo->tbo,
 				   sg ? ttm_bo_type_sg : ttm_bo_type_device, &bo->placement,
 				   0, &ctx, sg, resv, pagoda_bo_destroy);
 	if (ret)
@@ -388,9 +388,9 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	 * one taken between TTM's kref_init() and its own trylock made that
 	 * trylock fail (a WARN, then fences added unlocked: a BUG).
 	 */
-	mutex_lock(&pgdev->bo_list_lock);
-	list_add_tail(&bo->link, &pgdev->bo_list);
-	mutex_unlock(&pgdev->bo_list_lock);
+	mutex_lock(&pgdev->link->bo_list_lock);
+	list_add_tail(&bo->link, &pgdev->link->bo_list);
+	mutex_unlock(&pgdev->link->bo_list_lock);
 	trace_pagoda_bo_create(bo, size, bo->segments, bo->flags, args->priority);
 	if (resv || reserved)
 		ttm_bo_move_to_lru_tail_unlocked(&bo->tbo);
@@ -412,18 +412,18 @@ static void pagoda_bo_wait_dying(struct pagoda_device *pgdev)
 	struct pagoda_bo *bo;
 	bool dying;
 
-	flush_workqueue(pgdev->bdev.wq);
+	flush_workqueue(pgdev->link->bdev.wq);
 	for (tries = 0; tries < 250; tries++) {
 		dying = false;
-		mutex_lock(&pgdev->bo_list_lock);
-		list_for_each_entry(bo, &pgdev->bo_list, link)
+		mutex_lock(&pgdev->link->bo_list_lock);
+		list_for_each_entry(bo, &pgdev->link->bo_list, link)
 			dying |= !kref_read(&bo->tbo.kref);
-		mutex_unlock(&pgdev->bo_list_lock);
+		mutex_unlock(&pgdev->link->bo_list_lock);
 		if (!dying)
 			return;
 		msleep(20);
 	}
-	drm_err(&pgdev->drm, "allocations still being freed at unplug\n");
+	drm_err(pgdev->drm, "allocations still being freed at unplug\n");
 }
 
 /*
@@ -437,23 +437,23 @@ static struct ttm_buffer_object **pagoda_bo_get_all(struct pagoda_device *pgdev,
 	struct pagoda_bo *bo;
 
 	*n = 0;
-	mutex_lock(&pgdev->bo_list_lock);
-	list_for_each_entry(bo, &pgdev->bo_list, link)
+	mutex_lock(&pgdev->link->bo_list_lock);
+	list_for_each_entry(bo, &pgdev->link->bo_list, link)
 		count++;
 	held = kvmalloc_array(count, sizeof(*held), GFP_KERNEL);
 	if (held) {
-		list_for_each_entry(bo, &pgdev->bo_list, link)
+		list_for_each_entry(bo, &pgdev->link->bo_list, link)
 			if (ttm_bo_get_unless_zero(&bo->tbo))
 				held[(*n)++] = &bo->tbo;
 	}
-	mutex_unlock(&pgdev->bo_list_lock);
+	mutex_unlock(&pgdev->link->bo_list_lock);
 	return held;
 }
 
 /* Wait for the last move out of a segment, which frees its memory. */
 static int pagoda_bo_wait_segment_moves(struct pagoda_device *pgdev, u32 mem_type)
 {
-	struct ttm_resource_manager *man = ttm_manager_type(&pgdev->bdev, mem_type);
+	struct ttm_resource_manager *man = ttm_manager_type(&pgdev->link->bdev, mem_type);
 	struct dma_fence *fence;
 	long ret;
 
@@ -564,7 +564,7 @@ void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev)
 
 	held = pagoda_bo_get_all(pgdev, &n);
 	if (!held) {
-		drm_err(&pgdev->drm, "no memory to release the allocations' DMA mappings\n");
+		drm_err(pgdev->drm, "no memory to release the allocations' DMA mappings\n");
 		return;
 	}
 
@@ -887,7 +887,7 @@ static struct pagoda_bo *pagoda_bo_create_user(struct pagoda_device *pgdev,
 	struct pagoda_bo *bo;
 	int ret, idx;
 
-	if (!drm_dev_enter(&pgdev->drm, &idx))
+	if (!drm_dev_enter(pgdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
 	/* a new allocation is cleared by the paging engine: not during a reset */
 	ret = down_read_interruptible(&pgdev->reset_lock);
@@ -913,7 +913,7 @@ static struct pagoda_bo *pagoda_bo_create_user(struct pagoda_device *pgdev,
  */
 int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
 	struct drm_pagoda_gem_create *args = data, req = *args;
 	struct pagoda_bo *bo;
 	u64 size;
@@ -934,7 +934,7 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 	 * reservation held then); let it return their memory, and try again.
 	 */
 	if (bo == ERR_PTR(-ENOMEM)) {
-		flush_workqueue(pgdev->bdev.wq);
+		flush_workqueue(pgdev->link->bdev.wq);
 		bo = pagoda_bo_create_user(pgdev, &req, size);
 	}
 	if (IS_ERR(bo))
@@ -1027,7 +1027,7 @@ struct drm_gem_object *pagoda_gem_prime_import_sg_table(struct drm_device *drm,
 	if (!args.size || !PAGE_ALIGNED(args.size))
 		return ERR_PTR(-EINVAL);
 	dma_resv_lock(resv, NULL);
-	bo = pagoda_bo_create(to_pagoda_device(drm), &args, args.size, resv, true, sgt);
+	bo = pagoda_bo_create(to_pagoda_link(drm)->gpu[0], &args, args.size, resv, true, sgt);
 	dma_resv_unlock(resv);
 	return IS_ERR(bo) ? ERR_CAST(bo) : &bo->tbo.base;
 }

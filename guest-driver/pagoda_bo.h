@@ -36,7 +36,7 @@ struct pagoda_pt_chunk;
  *	reservation held, cleared by WILLNEED
  * @segment: the segment it is in, written with the reservation held by
  *	each move, read without it (READ_ONCE) for fdinfo
- * @link: in &pagoda_device.bo_list, under &pagoda_device.bo_list_lock
+ * @link: in &pagoda_link.bo_list, under &pagoda_link.bo_list_lock
  * @pt_chunk: for an allocation of page tables, its chunk (set once)
  * @resv_owner: the object whose reservation it shares
  *	(pagoda_bo_create_shared()), referenced until it is destroyed; set once

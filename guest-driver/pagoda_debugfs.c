@@ -75,7 +75,7 @@ const char *pagoda_segment_name(unsigned int id)
 static int pagoda_debugfs_segments(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
 	u64 maps, reuses;
 	u32 slots_used;
 	unsigned int id;
@@ -150,16 +150,16 @@ static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
 static int pagoda_debugfs_allocations(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
 	struct pagoda_bo *bo;
 	unsigned int count = 0;
 
-	mutex_lock(&pgdev->bo_list_lock);
-	list_for_each_entry(bo, &pgdev->bo_list, link) {
+	mutex_lock(&pgdev->link->bo_list_lock);
+	list_for_each_entry(bo, &pgdev->link->bo_list, link) {
 		pagoda_debugfs_bo(m, bo);
 		count++;
 	}
-	mutex_unlock(&pgdev->bo_list_lock);
+	mutex_unlock(&pgdev->link->bo_list_lock);
 	seq_printf(m, "%u allocations\n", count);
 	return 0;
 }
@@ -181,7 +181,7 @@ static ssize_t pagoda_debugfs_evict_write(struct file *f, const char __user *buf
 		return ret;
 	if (seg == PAGODA_SEG_SYSTEM || seg >= PAGODA_NUM_SEGMENTS)
 		return -EINVAL;
-	if (!drm_dev_enter(&pgdev->drm, &idx))
+	if (!drm_dev_enter(pgdev->drm, &idx))
 		return -ENODEV;
 	ret = down_read_interruptible(&pgdev->reset_lock);
 	if (!ret) {
@@ -203,7 +203,7 @@ static ssize_t pagoda_debugfs_engine_reset_fails_write(struct file *f, const cha
 	ret = kstrtobool_from_user(buf, len, &fails);
 	if (ret)
 		return ret;
-	if (!drm_dev_enter(&pgdev->drm, &idx))
+	if (!drm_dev_enter(pgdev->drm, &idx))
 		return -ENODEV;
 	pagoda_write(pgdev, PAGODA_REG_DEBUG,
 		     fails ? PAGODA_DEBUG_ENGINE_RESET_FAILS(PAGODA_ENGINE_RENDER) : 0);
@@ -257,7 +257,7 @@ static int pagoda_debugfs_faulting_batch(struct pagoda_device *pgdev, u64 past_e
 	__le64 *scratch;
 	int ret;
 
-	scratch = dma_alloc_coherent(pgdev->drm.dev, SZ_4K, &dma, GFP_KERNEL);
+	scratch = dma_alloc_coherent(&pgdev->pdev->dev, SZ_4K, &dma, GFP_KERNEL);
 	if (!scratch)
 		return -ENOMEM;
 	pagoda_paging_batch_init(&batch, pgdev);
@@ -273,7 +273,7 @@ static int pagoda_debugfs_faulting_batch(struct pagoda_device *pgdev, u64 past_e
 	ret = pagoda_paging_batch_wait(&batch, ret);
 	if (le64_to_cpu(READ_ONCE(*scratch)) != last)
 		ret = -EINVAL;
-	dma_free_coherent(pgdev->drm.dev, SZ_4K, scratch, dma);
+	dma_free_coherent(&pgdev->pdev->dev, SZ_4K, scratch, dma);
 	return ret;
 }
 
@@ -288,13 +288,13 @@ static int pagoda_debugfs_inject_paging_faults(struct pagoda_device *pgdev)
 	pagoda_paging_batch_init(&batch, pgdev);
 	ret = pagoda_paging_batch_wait(&batch, pagoda_paging_fill(&batch, past_end, SZ_4K, 0));
 	if (ret != -EIO) {
-		drm_err(&pgdev->drm, "faulting paging job: error %d, want %d\n", ret, -EIO);
+		drm_err(pgdev->drm, "faulting paging job: error %d, want %d\n", ret, -EIO);
 		return -EIO;
 	}
 	pagoda_debugfs_wait_resumed(pgdev);
 	ret = pagoda_debugfs_faulting_batch(pgdev, past_end);
 	if (ret != -EIO) {
-		drm_err(&pgdev->drm, "batch of two jobs, the first faulting: error %d, want %d\n",
+		drm_err(pgdev->drm, "batch of two jobs, the first faulting: error %d, want %d\n",
 			ret, -EIO);
 		return -EIO;
 	}
@@ -307,7 +307,7 @@ static int pagoda_debugfs_inject_paging_faults(struct pagoda_device *pgdev)
 	ret = next->error;
 	dma_fence_put(next);
 	if (ret) {
-		drm_err(&pgdev->drm, "paging job after a fault: error %d\n", ret);
+		drm_err(pgdev->drm, "paging job after a fault: error %d\n", ret);
 		return -EIO;
 	}
 	return 0;
@@ -348,7 +348,7 @@ static int pagoda_debugfs_paging_selftest(struct pagoda_device *pgdev)
 	__le64 *mem;
 	int ret, i;
 
-	mem = dma_alloc_coherent(pgdev->drm.dev, 3 * SZ_4K, &dma, GFP_KERNEL);
+	mem = dma_alloc_coherent(&pgdev->pdev->dev, 3 * SZ_4K, &dma, GFP_KERNEL);
 	if (!mem)
 		return -ENOMEM;
 	a = PAGODA_PADDR(PAGODA_SEG_SYSTEM, dma);
@@ -378,9 +378,9 @@ static int pagoda_debugfs_paging_selftest(struct pagoda_device *pgdev)
 	    pagoda_read(pgdev, PAGODA_REG_TLB_FLUSHES) == flushes)
 		ret = -EIO;
 	if (ret)
-		drm_err(&pgdev->drm, "paging self-test: tables or signal not as written\n");
+		drm_err(pgdev->drm, "paging self-test: tables or signal not as written\n");
 out:
-	dma_free_coherent(pgdev->drm.dev, 3 * SZ_4K, mem, dma);
+	dma_free_coherent(&pgdev->pdev->dev, 3 * SZ_4K, mem, dma);
 	return ret;
 }
 
@@ -406,7 +406,7 @@ static int pagoda_debugfs_paging_hang(struct pagoda_device *pgdev)
 	ret = fence->error;
 	dma_fence_put(fence);
 	if (ret != -ETIMEDOUT) {
-		drm_err(&pgdev->drm, "hanging paging job: error %d, want %d\n", ret, -ETIMEDOUT);
+		drm_err(pgdev->drm, "hanging paging job: error %d, want %d\n", ret, -ETIMEDOUT);
 		return -EIO;
 	}
 	return 0;
@@ -418,7 +418,7 @@ static ssize_t pagoda_debugfs_run(struct pagoda_device *pgdev,
 {
 	int ret, idx;
 
-	if (!drm_dev_enter(&pgdev->drm, &idx))
+	if (!drm_dev_enter(pgdev->drm, &idx))
 		return -ENODEV;
 	ret = down_read_interruptible(&pgdev->reset_lock);
 	if (!ret) {
@@ -479,18 +479,18 @@ static const struct file_operations pagoda_debugfs_evict_fops = {
 static int pagoda_debugfs_vms(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
 	unsigned int count = 0, tables = 0, l;
 	struct pagoda_vm *vm;
 
-	mutex_lock(&pgdev->vm_list_lock);
-	list_for_each_entry(vm, &pgdev->vm_list, link) {
+	mutex_lock(&pgdev->link->vm_list_lock);
+	list_for_each_entry(vm, &pgdev->link->vm_list, link) {
 		pagoda_vm_debugfs_show(m, vm);
 		for (l = 0; l < vm->levels; l++)
 			tables += READ_ONCE(vm->pt.tables[l]);
 		count++;
 	}
-	mutex_unlock(&pgdev->vm_list_lock);
+	mutex_unlock(&pgdev->link->vm_list_lock);
 	seq_printf(m, "%u address spaces, %u page tables\n", count, tables);
 	return 0;
 }
@@ -498,7 +498,7 @@ static int pagoda_debugfs_vms(struct seq_file *m, void *data)
 static int pagoda_debugfs_faults(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
 	struct pagoda_fault_entry log[PAGODA_FAULT_LOG];
 	unsigned long flags;
 	u64 count, i;
@@ -521,7 +521,7 @@ static int pagoda_debugfs_faults(struct seq_file *m, void *data)
 static int pagoda_debugfs_resets(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_device(entry->dev);
+	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
 
 	mutex_lock(&pgdev->recovery_lock);
 	seq_printf(m, "engine resets %llu\nadapter resets %llu\n", pgdev->engine_resets,
@@ -544,17 +544,17 @@ static const struct drm_debugfs_info pagoda_debugfs_files[] = {
  */
 void pagoda_debugfs_init(struct pagoda_device *pgdev)
 {
-	drm_debugfs_add_files(&pgdev->drm, pagoda_debugfs_files,
+	drm_debugfs_add_files(pgdev->drm, pagoda_debugfs_files,
 			      ARRAY_SIZE(pagoda_debugfs_files));
-	debugfs_create_file("evict", 0200, pgdev->drm.debugfs_root, pgdev,
+	debugfs_create_file("evict", 0200, pgdev->drm->debugfs_root, pgdev,
 			    &pagoda_debugfs_evict_fops);
-	debugfs_create_file("paging_fault", 0200, pgdev->drm.debugfs_root, pgdev,
+	debugfs_create_file("paging_fault", 0200, pgdev->drm->debugfs_root, pgdev,
 			    &pagoda_debugfs_paging_fault_fops);
-	debugfs_create_file("paging_selftest", 0200, pgdev->drm.debugfs_root, pgdev,
+	debugfs_create_file("paging_selftest", 0200, pgdev->drm->debugfs_root, pgdev,
 			    &pagoda_debugfs_paging_selftest_fops);
-	debugfs_create_file("paging_hang", 0200, pgdev->drm.debugfs_root, pgdev,
+	debugfs_create_file("paging_hang", 0200, pgdev->drm->debugfs_root, pgdev,
 			    &pagoda_debugfs_paging_hang_fops);
-	debugfs_create_file("engine_reset_fails", 0200, pgdev->drm.debugfs_root, pgdev,
+	debugfs_create_file("engine_reset_fails", 0200, pgdev->drm->debugfs_root, pgdev,
 			    &pagoda_debugfs_engine_reset_fails_fops);
 }
 

@@ -114,7 +114,7 @@ static void pagoda_display_program(struct pagoda_display *disp)
 	if (!(disp->next.control & PAGODA_DISP_CONTROL_ENABLE))
 		disp->next.control = 0;
 	disp->scanout = disp->next;
-	if (drm_dev_enter(&pgdev->drm, &idx)) {
+	if (drm_dev_enter(pgdev->drm, &idx)) {
 		pagoda_display_write(pgdev, &disp->scanout);
 		drm_dev_exit(idx);
 	}
@@ -152,7 +152,7 @@ static void pagoda_display_wait_latched(struct pagoda_device *pgdev)
 
 	if (read_poll_timeout(pagoda_read, status, !(status & PAGODA_DISP_STATUS_FLIP_PENDING),
 			      1000, USEC_PER_SEC, false, pgdev, PAGODA_REG_DISP_STATUS))
-		drm_dbg_kms(&pgdev->drm, "the display controller took no new state in a second\n");
+		drm_dbg_kms(pgdev->drm, "the display controller took no new state in a second\n");
 }
 
 /**
@@ -727,7 +727,7 @@ static int pagoda_display_read_modes(struct pagoda_device *pgdev)
 	if (!disp->max_width || !disp->max_height || !n || n > PAGODA_DISP_MAX_MODES ||
 	    !disp->refresh_hz || !PAGODA_DISP_MODE_WIDTH(disp->cursor_max) ||
 	    !PAGODA_DISP_MODE_HEIGHT(disp->cursor_max)) {
-		drm_err(&pgdev->drm, "display controller: maximum %ux%u, %u modes, %u Hz\n",
+		drm_err(pgdev->drm, "display controller: maximum %ux%u, %u modes, %u Hz\n",
 			disp->max_width, disp->max_height, n, disp->refresh_hz);
 		return -ENODEV;
 	}
@@ -752,7 +752,7 @@ static int pagoda_display_read_modes(struct pagoda_device *pgdev)
 int pagoda_display_init(struct pagoda_device *pgdev)
 {
 	struct pagoda_display *disp = &pgdev->display;
-	struct drm_device *drm = &pgdev->drm;
+	struct drm_device *drm = pgdev->drm;
 	int ret;
 
 	spin_lock_init(&disp->lock);

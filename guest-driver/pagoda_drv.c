@@ -45,7 +45,7 @@
 static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
 				  struct drm_file *file)
 {
-	const struct pagoda_device *pgdev = to_pagoda_device(drm);
+	const struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
 	const struct pagoda_params *params = &pgdev->params;
 	struct drm_pagoda_get_param *args = data;
 
@@ -189,7 +189,7 @@ static void pagoda_read_params(struct pagoda_device *pgdev, struct pci_dev *pdev
 
 static void pagoda_engines_release(struct drm_device *drm, void *arg)
 {
-	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct pagoda_device *pgdev = arg;
 	unsigned int e;
 
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
@@ -207,7 +207,7 @@ static int pagoda_engines_init(struct pagoda_device *pgdev)
 		if (ret)
 			return ret;
 	}
-	ret = drmm_add_action_or_reset(&pgdev->drm, pagoda_engines_release, NULL);
+	ret = drmm_add_action_or_reset(pgdev->drm, pagoda_engines_release, pgdev);
 	if (ret)
 		return ret;
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
@@ -226,7 +226,7 @@ void pagoda_engines_stop(struct pagoda_device *pgdev, int error)
 
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
 		if (pagoda_engine_idle(&pgdev->engine[e], PAGODA_IDLE_TIMEOUT))
-			drm_err(&pgdev->drm, "%s engine did not finish its work\n",
+			drm_err(pgdev->drm, "%s engine did not finish its work\n",
 				pgdev->engine[e].name);
 		pagoda_engine_stop(&pgdev->engine[e], error);
 	}
@@ -235,13 +235,14 @@ void pagoda_engines_stop(struct pagoda_device *pgdev, int error)
 /* Allocations outlive the PCI binding: TTM goes with the DRM device. */
 static void pagoda_ttm_release(struct drm_device *drm, void *arg)
 {
-	pagoda_ttm_fini(to_pagoda_device(drm));
+	pagoda_ttm_fini(arg);
 }
 
 static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct device *dev = &pdev->dev;
 	struct pagoda_device *pgdev;
+	struct pagoda_link *link;
 	u32 chip_id;
 	int ret;
 
@@ -249,28 +250,37 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 
-	pgdev = devm_drm_dev_alloc(dev, &pagoda_drm_driver, struct pagoda_device, drm);
-	if (IS_ERR(pgdev))
-		return PTR_ERR(pgdev);
+	link = devm_drm_dev_alloc(dev, &pagoda_drm_driver, struct pagoda_link, drm);
+	if (IS_ERR(link))
+		return PTR_ERR(link);
+	ret = drmm_mutex_init(&link->drm, &link->bo_list_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&link->bo_list);
+	ret = drmm_mutex_init(&link->drm, &link->vm_list_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&link->vm_list);
+
+	pgdev = drmm_kzalloc(&link->drm, sizeof(*pgdev), GFP_KERNEL);
+	if (!pgdev)
+		return -ENOMEM;
+	pgdev->link = link;
+	pgdev->drm = &link->drm;
+	pgdev->pdev = pdev;
+	link->gpu[0] = pgdev;
+	link->num_gpus = 1;
 	pci_set_drvdata(pdev, pgdev);
 
 	init_rwsem(&pgdev->reset_lock);
 	spin_lock_init(&pgdev->ctx_lock);
 	spin_lock_init(&pgdev->fault_lock);
 	spin_lock_init(&pgdev->int_lock);
-	ret = drmm_mutex_init(&pgdev->drm, &pgdev->bo_list_lock);
-	if (ret)
-		return ret;
-	INIT_LIST_HEAD(&pgdev->bo_list);
-	ret = drmm_mutex_init(&pgdev->drm, &pgdev->vm_list_lock);
-	if (ret)
-		return ret;
-	INIT_LIST_HEAD(&pgdev->vm_list);
-	ret = drmm_mutex_init(&pgdev->drm, &pgdev->phys_lock);
+	ret = drmm_mutex_init(pgdev->drm, &pgdev->phys_lock);
 	if (ret)
 		return ret;
 	spin_lock_init(&pgdev->split_lock);
-	ret = drmm_mutex_init(&pgdev->drm, &pgdev->recovery_lock);
+	ret = drmm_mutex_init(pgdev->drm, &pgdev->recovery_lock);
 	if (ret)
 		return ret;
 	pgdev->split_fence_context = dma_fence_context_alloc(1);
@@ -325,7 +335,7 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = pagoda_ttm_init(pgdev);
 	if (ret)
 		goto err_engines;
-	ret = drmm_add_action_or_reset(&pgdev->drm, pagoda_ttm_release, NULL);
+	ret = drmm_add_action_or_reset(pgdev->drm, pagoda_ttm_release, pgdev);
 	if (ret)
 		goto err_engines;
 	ret = pagoda_host_aperture_init(pgdev);
@@ -337,12 +347,12 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		goto err_engines;
 
 	pagoda_debugfs_init(pgdev);
-	ret = drm_dev_register(&pgdev->drm, 0);
+	ret = drm_dev_register(pgdev->drm, 0);
 	if (ret)
 		goto err_engines;
-	drm_fbdev_ttm_setup(&pgdev->drm, 32);
+	drm_fbdev_ttm_setup(pgdev->drm, 32);
 
-	drm_info(&pgdev->drm, "Pagoda revision %u.%u, %llu MiB VRAM at %pR, %u engines, %u contexts\n",
+	drm_info(pgdev->drm, "Pagoda revision %u.%u, %llu MiB VRAM at %pR, %u engines, %u contexts\n",
 		 pgdev->params.revision >> 16, pgdev->params.revision & 0xffff,
 		 pgdev->params.vram_size >> 20, pgdev->vram,
 		 pgdev->params.num_engines, pgdev->params.num_contexts);
@@ -360,8 +370,8 @@ static void pagoda_remove(struct pci_dev *pdev)
 	struct pagoda_device *pgdev = pci_get_drvdata(pdev);
 
 	/* New ioctls fail with ENODEV from here on; open files stay valid. */
-	drm_dev_unplug(&pgdev->drm);
-	drm_atomic_helper_shutdown(&pgdev->drm);
+	drm_dev_unplug(pgdev->drm);
+	drm_atomic_helper_shutdown(pgdev->drm);
 	/* unplugged, the commit above did not reach the device */
 	pagoda_display_off(pgdev);
 	pagoda_engines_stop(pgdev, -ENODEV);

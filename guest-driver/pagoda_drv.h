@@ -2,18 +2,25 @@
 /*
  * DOC: Pagoda device state
  *
- * struct pagoda_device is the driver's state for one bound Pagoda PCI
- * function. It embeds the struct drm_device and is allocated with
- * devm_drm_dev_alloc(), so it lives as long as the DRM device: past the
- * PCI unbind while user space still holds a file open. The hardware
- * resources it refers to (register mapping, interrupt vectors) only live
- * while the PCI device is bound; see the lifetime rules on each member.
+ * struct pagoda_link is the logical adapter user space sees: one DRM
+ * device (primary and render node), one TTM device, the allocations and
+ * the address spaces. struct pagoda_device is one Pagoda GPU, one bound
+ * PCI function: registers, interrupts, engines, contexts, segments,
+ * faults and recovery. A GPU that is not linked is a link of one.
+ *
+ * The link is allocated with devm_drm_dev_alloc() and each of its GPUs
+ * with drmm_kzalloc() on the link's DRM device, so both live as long as
+ * the DRM device: past the PCI unbind while user space still holds a file
+ * open. The hardware resources a GPU refers to (register mapping,
+ * interrupt vectors) only live while its PCI function is bound; see the
+ * lifetime rules on each member.
  */
 #ifndef PAGODA_DRV_H
 #define PAGODA_DRV_H
 
 #include <linux/io.h>
 #include <linux/mm_types.h>
+#include <linux/pci.h>
 #include <linux/ioport.h>
 #include <linux/rwsem.h>
 #include <linux/types.h>
@@ -189,7 +196,9 @@ struct pagoda_fault_entry {
 
 /**
  * struct pagoda_device - one Pagoda GPU
- * @drm: the DRM device; its parent is the PCI device
+ * @link: the logical adapter the GPU belongs to
+ * @drm: the link's DRM device
+ * @pdev: the GPU's PCI function
  * @mmio: BAR0 registers. Mapped by devres from probe until the PCI unbind
  *	completes: code outside probe, remove and the interrupt handlers
  *	touches it only between drm_dev_enter() and drm_dev_exit().
@@ -201,8 +210,6 @@ struct pagoda_fault_entry {
  *	interrupts are torn down
  * @segs: the segments, by id
  * @engine: the engines, by id; see struct pagoda_engine for their locks
- * @bdev: the TTM device over the segments; lives as long as the DRM
- *	device, since allocations outlive the PCI binding
  * @gart: the aperture segment's table
  * @host_aperture: the CPU host aperture's slots
  * @vram_mgr: resource managers of the memory segments, by segment id
@@ -216,9 +223,6 @@ struct pagoda_fault_entry {
  *	reset side never takes.
  * @ctx_lock: serialises PAGODA_REG_CTX_SELECT and the context registers
  *	it selects; taken in the fault interrupt, so with interrupts off
- * @bo_list_lock: protects @bo_list; taken alone (debugfs takes BO
- *	reservations under it with trylock only)
- * @bo_list: every allocation of the device, for debugfs
  * @render_sched: the render engine's scheduler (pagoda_sched.c)
  * @render_wq: its workqueue, ordered
  * @slot_lock: protects @slots and every space's &pagoda_vm.slot; taken in
@@ -229,8 +233,6 @@ struct pagoda_fault_entry {
  * @fault_log: the last PAGODA_FAULT_LOG fault records, for debugfs
  * @fault_count: records seen since probe
  * @faults_lost: PAGODA_REG_FAULT_LOST when last read (reset by a reset)
- * @vm_list_lock: protects @vm_list; taken before an address space's lock
- * @vm_list: every address space (struct pagoda_vm), for debugfs
  * @phys_lock: serialises physical-mode submissions (pagoda_phys.c), so
  *	that one DMA buffer at a time is split; taken inside @reset_lock,
  *	before a context's submit lock
@@ -262,7 +264,9 @@ struct pagoda_fault_entry {
  * is written only under @int_lock.
  */
 struct pagoda_device {
-	struct drm_device drm;
+	struct pagoda_link *link;
+	struct drm_device *drm;
+	struct pci_dev *pdev;
 	void __iomem *mmio;
 	struct resource *vram;
 	struct pagoda_params params;
@@ -270,14 +274,11 @@ struct pagoda_device {
 	unsigned int num_irqs;
 	struct pagoda_segment segs[PAGODA_NUM_SEGMENTS];
 	struct pagoda_engine engine[PAGODA_NUM_ENGINES];
-	struct ttm_device bdev;
 	struct pagoda_gart gart;
 	struct pagoda_host_aperture host_aperture;
 	struct pagoda_vram_mgr vram_mgr[PAGODA_NUM_SEGMENTS];
 	struct rw_semaphore reset_lock;
 	spinlock_t ctx_lock; /* see @ctx_lock above */
-	struct mutex bo_list_lock; /* protects @bo_list */
-	struct list_head bo_list;
 	struct drm_gpu_scheduler render_sched;
 	struct workqueue_struct *render_wq;
 	spinlock_t slot_lock; /* see @slot_lock above */
@@ -286,8 +287,6 @@ struct pagoda_device {
 	struct pagoda_fault_entry fault_log[PAGODA_FAULT_LOG];
 	u64 fault_count;
 	u32 faults_lost;
-	struct mutex vm_list_lock; /* protects @vm_list */
-	struct list_head vm_list;
 	struct mutex phys_lock; /* see @phys_lock above */
 	spinlock_t split_lock; /* see @split_lock above */
 	struct dma_fence *split_active;
@@ -304,9 +303,41 @@ struct pagoda_device {
 	struct pagoda_display display;
 };
 
-static inline struct pagoda_device *to_pagoda_device(struct drm_device *drm)
+/**
+ * struct pagoda_link - the logical adapter: one DRM device over linked GPUs
+ * @drm: the DRM device; its parent is the PCI function of @gpu[0]
+ * @bdev: the TTM device over the GPUs' segments; lives as long as the DRM
+ *	device, since allocations outlive the PCI binding
+ * @gpu: the GPUs, by position in the link; the first @num_gpus are set
+ * @num_gpus: GPUs of the link
+ * @bo_list_lock: protects @bo_list; taken alone (debugfs takes BO
+ *	reservations under it with trylock only)
+ * @bo_list: every allocation of the link, for debugfs
+ * @vm_list_lock: protects @vm_list; taken before an address space's lock
+ * @vm_list: every address space (struct pagoda_vm), for debugfs
+ *
+ * @gpu and @num_gpus are written before the DRM device is registered and
+ * never afterwards.
+ */
+struct pagoda_link {
+	struct drm_device drm;
+	struct ttm_device bdev;
+	struct pagoda_device *gpu[PAGODA_LINK_MAX_ADAPTERS];
+	unsigned int num_gpus;
+	struct mutex bo_list_lock; /* protects @bo_list */
+	struct list_head bo_list;
+	struct mutex vm_list_lock; /* protects @vm_list */
+	struct list_head vm_list;
+};
+
+static inline struct pagoda_link *to_pagoda_link(struct drm_device *drm)
 {
-	return container_of(drm, struct pagoda_device, drm);
+	return container_of(drm, struct pagoda_link, drm);
+}
+
+static inline struct pagoda_link *bdev_to_pagoda_link(struct ttm_device *bdev)
+{
+	return container_of(bdev, struct pagoda_link, bdev);
 }
 
 static inline u32 pagoda_read(struct pagoda_device *pgdev, u32 reg)

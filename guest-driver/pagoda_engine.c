@@ -96,7 +96,7 @@ static u32 eng_reg(struct pagoda_engine *engine, u32 reg)
 int pagoda_engine_init(struct pagoda_device *pgdev, struct pagoda_engine *engine,
 		       unsigned int id)
 {
-	struct device *dev = pgdev->drm.dev;
+	struct device *dev = &pgdev->pdev->dev;
 
 	engine->pgdev = pgdev;
 	engine->id = id;
@@ -354,7 +354,7 @@ void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired)
 		if (le64_to_cpu(READ_ONCE(engine->markers[job->slot])) != job->fence.seqno) {
 			/* a user's job that faulted is no driver error */
 			if (!job->owner)
-				drm_err_ratelimited(&engine->pgdev->drm,
+				drm_err_ratelimited(engine->pgdev->drm,
 						    "%s engine: job %llu did not complete\n",
 						    engine->name, job->fence.seqno);
 			dma_fence_set_error(&job->fence, job->incomplete_error);
@@ -510,7 +510,7 @@ static int pagoda_engine_wait_owner(struct pagoda_engine *engine, struct pagoda_
 		return 0;
 	ret = dma_fence_wait_timeout(&old->fence, false, PAGODA_SLOT_TIMEOUT);
 	if (ret <= 0) {
-		drm_err(&engine->pgdev->drm, "%s engine: no ring slot free after %u s\n",
+		drm_err(engine->pgdev->drm, "%s engine: no ring slot free after %u s\n",
 			engine->name, PAGODA_SLOT_TIMEOUT / HZ);
 		return -ETIMEDOUT;
 	}

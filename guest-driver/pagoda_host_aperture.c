@@ -50,7 +50,7 @@
  */
 int pagoda_host_aperture_init(struct pagoda_device *pgdev)
 {
-	struct pci_dev *pdev = to_pci_dev(pgdev->drm.dev);
+	struct pci_dev *pdev = pgdev->pdev;
 	struct pagoda_host_aperture *ha = &pgdev->host_aperture;
 	struct resource *bar = &pdev->resource[PAGODA_BAR_HOST_APERTURE];
 	u32 i;
@@ -60,7 +60,7 @@ int pagoda_host_aperture_init(struct pagoda_device *pgdev)
 	ha->page_size = pgdev->params.host_aperture_page_size;
 	if (!ha->count || ha->page_size != pgdev->segs[PAGODA_SEG_VRAM_HIDDEN].page_size ||
 	    resource_size(bar) < pgdev->params.host_aperture_size) {
-		drm_err(&pgdev->drm, "host aperture of %u pages of %u bytes in BAR%d %pR: unusable\n",
+		drm_err(pgdev->drm, "host aperture of %u pages of %u bytes in BAR%d %pR: unusable\n",
 			ha->count, ha->page_size, PAGODA_BAR_HOST_APERTURE, bar);
 		return -ENODEV;
 	}
@@ -69,13 +69,13 @@ int pagoda_host_aperture_init(struct pagoda_device *pgdev)
 		return ret;
 	ha->bar_start = bar->start;
 	/* allocations outlive the binding and release their slots when they go */
-	ha->slots = drmm_kcalloc(&pgdev->drm, ha->count, sizeof(*ha->slots), GFP_KERNEL);
+	ha->slots = drmm_kcalloc(pgdev->drm, ha->count, sizeof(*ha->slots), GFP_KERNEL);
 	if (!ha->slots)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&ha->lru);
 	for (i = 0; i < ha->count; i++)
 		list_add_tail(&ha->slots[i].lru, &ha->lru);
-	return drmm_mutex_init(&pgdev->drm, &ha->lock);
+	return drmm_mutex_init(pgdev->drm, &ha->lock);
 }
 
 /* Forget what a slot shows; the caller has made sure nothing maps it. */
@@ -146,7 +146,7 @@ void pagoda_host_aperture_forget(struct pagoda_device *pgdev)
 	struct pagoda_host_aperture *ha = &pgdev->host_aperture;
 
 	WRITE_ONCE(ha->generation, ha->generation + 1);
-	unmap_mapping_range(pgdev->drm.anon_inode->i_mapping, 0, 0, 1);
+	unmap_mapping_range(pgdev->drm->anon_inode->i_mapping, 0, 0, 1);
 }
 
 /*
@@ -234,7 +234,7 @@ static int slots_get(struct pagoda_device *pgdev, struct pagoda_bo *bo, u32 firs
  */
 vm_fault_t pagoda_host_aperture_fault(struct vm_fault *vmf, struct pagoda_bo *bo)
 {
-	struct pagoda_device *pgdev = to_pagoda_device(bo->tbo.base.dev);
+	struct pagoda_device *pgdev = to_pagoda_link(bo->tbo.base.dev)->gpu[0];
 	struct pagoda_host_aperture *ha = &pgdev->host_aperture;
 	struct vm_area_struct *vma = vmf->vma;
 	u32 slots[PAGODA_HOST_APERTURE_AHEAD + 1];

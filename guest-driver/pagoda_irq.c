@@ -89,12 +89,12 @@ static void pagoda_fault_handle_one(struct pagoda_device *pgdev)
 	flags = pagoda_read(pgdev, PAGODA_REG_FAULT_FLAGS);
 	/* a user's fault is the user's business: it does not crowd out the driver's */
 	if (context == PAGODA_KERNEL_CONTEXT)
-		drm_err_ratelimited(&pgdev->drm,
+		drm_err_ratelimited(pgdev->drm,
 				    "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
 				    fault.code, context, fault.engine, fault.va, fault.access,
 				    fault.level, flags);
 	else
-		dev_info_ratelimited(pgdev->drm.dev,
+		dev_info_ratelimited(&pgdev->pdev->dev,
 				     "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
 				     fault.code, context, fault.engine, fault.va, fault.access,
 				     fault.level, flags);
@@ -128,7 +128,7 @@ static void pagoda_fault_drain(struct pagoda_device *pgdev)
 	 */
 	while (pagoda_read(pgdev, PAGODA_REG_FAULT_COUNT)) {
 		if (!budget--) {
-			drm_err_ratelimited(&pgdev->drm, "fault queue does not drain\n");
+			drm_err_ratelimited(pgdev->drm, "fault queue does not drain\n");
 			break;
 		}
 		pagoda_fault_handle_one(pgdev);
@@ -136,7 +136,7 @@ static void pagoda_fault_drain(struct pagoda_device *pgdev)
 	lost = pagoda_read(pgdev, PAGODA_REG_FAULT_LOST);
 	if (lost != pgdev->faults_lost) {
 		/* user jobs can fault faster than the queue drains: not an error of ours */
-		dev_info_ratelimited(pgdev->drm.dev, "%u fault records lost\n",
+		dev_info_ratelimited(&pgdev->pdev->dev, "%u fault records lost\n",
 				     lost - pgdev->faults_lost);
 		pgdev->faults_lost = lost;
 		/* the kernel context too: its jobs run again, the lost one failed */
@@ -221,7 +221,7 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
  */
 int pagoda_irq_init(struct pagoda_device *pgdev)
 {
-	struct pci_dev *pdev = to_pci_dev(pgdev->drm.dev);
+	struct pci_dev *pdev = pgdev->pdev;
 	const struct pagoda_irq_source *map;
 	unsigned long flags = 0;
 	int nvec, i, ret;
@@ -238,14 +238,14 @@ int pagoda_irq_init(struct pagoda_device *pgdev)
 	} else {
 		nvec = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
 		if (nvec < 0) {
-			drm_err(&pgdev->drm, "no usable interrupt (MSI-X, MSI or INTx): %d\n",
+			drm_err(pgdev->drm, "no usable interrupt (MSI-X, MSI or INTx): %d\n",
 				nvec);
 			return nvec;
 		}
 		map = &pagoda_single_source;
 		if (!pdev->msi_enabled)
 			flags = IRQF_SHARED;
-		drm_info(&pgdev->drm, "MSI-X unavailable, one %s vector serves all sources\n",
+		drm_info(pgdev->drm, "MSI-X unavailable, one %s vector serves all sources\n",
 			 pdev->msi_enabled ? "MSI" : "INTx");
 	}
 
@@ -259,7 +259,7 @@ int pagoda_irq_init(struct pagoda_device *pgdev)
 		vec->irq = pci_irq_vector(pdev, i);
 		ret = request_irq(vec->irq, pagoda_irq_handler, flags, map[i].name, vec);
 		if (ret) {
-			drm_err(&pgdev->drm, "cannot request IRQ %d (%s): %d\n",
+			drm_err(pgdev->drm, "cannot request IRQ %d (%s): %d\n",
 				vec->irq, map[i].name, ret);
 			goto err_free_irqs;
 		}
@@ -345,7 +345,7 @@ void pagoda_irq_disable(struct pagoda_device *pgdev)
  */
 void pagoda_irq_fini(struct pagoda_device *pgdev)
 {
-	struct pci_dev *pdev = to_pci_dev(pgdev->drm.dev);
+	struct pci_dev *pdev = pgdev->pdev;
 	unsigned long flags;
 	unsigned int i;
 

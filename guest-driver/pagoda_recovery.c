@@ -31,7 +31,7 @@ static bool pagoda_render_engine_reset(struct pagoda_device *pgdev)
 	bool back;
 	int idx;
 
-	if (!drm_dev_enter(&pgdev->drm, &idx))
+	if (!drm_dev_enter(pgdev->drm, &idx))
 		return true;
 	mutex_lock(&engine->submit_lock);
 	/* what retired before the reset keeps its status */
@@ -111,7 +111,7 @@ enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *sched_j
 	struct pagoda_device *pgdev = job->ctx->vm->pgdev;
 	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
 
-	drm_warn(&pgdev->drm, "render job of context %u timed out: engine reset\n",
+	drm_warn(pgdev->drm, "render job of context %u timed out: engine reset\n",
 		 job->ctx->id);
 	mutex_lock(&pgdev->recovery_lock);
 	drm_sched_stop(sched, sched_job);
@@ -119,7 +119,7 @@ enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *sched_j
 	/* no fault record: CTX_QUERY reports a ban without one */
 	pagoda_gpu_ctx_ban(job->ctx);
 	if (!pagoda_render_engine_reset(pgdev)) {
-		drm_err(&pgdev->drm, "render engine did not come back: adapter reset\n");
+		drm_err(pgdev->drm, "render engine did not come back: adapter reset\n");
 		pagoda_adapter_reset(pgdev, NULL);
 	}
 	pagoda_render_resubmit(pgdev, sched_job);

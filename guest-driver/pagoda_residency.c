@@ -188,7 +188,7 @@ static int evict(struct pagoda_file *pfile, struct drm_gem_object **objs, unsign
  */
 int pagoda_ioctl_residency(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
 	struct pagoda_file *pfile = file->driver_priv;
 	struct drm_pagoda_residency *args = data;
 	struct drm_gem_object **objs = NULL;
@@ -291,7 +291,7 @@ int pagoda_file_open(struct drm_device *drm, struct drm_file *file)
 	pfile = kzalloc(sizeof(*pfile), GFP_KERNEL);
 	if (!pfile)
 		return -ENOMEM;
-	pfile->vm = pagoda_vm_create(to_pagoda_device(drm));
+	pfile->vm = pagoda_vm_create(to_pagoda_link(drm)->gpu[0]);
 	if (IS_ERR(pfile->vm)) {
 		int ret = PTR_ERR(pfile->vm);
 

@@ -179,7 +179,7 @@ struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	if (READ_ONCE(ctx->banned))
 		return ERR_PTR(-ECANCELED);
 	/* the context registers are there only while the device is */
-	if (!drm_dev_enter(&pgdev->drm, &idx))
+	if (!drm_dev_enter(pgdev->drm, &idx))
 		return ERR_PTR(-ENODEV);
 	job->slot = pagoda_slot_get(pgdev, ctx->vm);
 	if (!job->slot) {
@@ -244,8 +244,10 @@ static const struct drm_sched_backend_ops pagoda_render_sched_ops = {
 
 static void pagoda_sched_release(struct drm_device *drm, void *arg)
 {
-	drm_sched_fini(&to_pagoda_device(drm)->render_sched);
-	destroy_workqueue(to_pagoda_device(drm)->render_wq);
+	struct pagoda_device *pgdev = arg;
+
+	drm_sched_fini(&pgdev->render_sched);
+	destroy_workqueue(pgdev->render_wq);
 }
 
 /**
@@ -265,12 +267,12 @@ int pagoda_sched_init(struct pagoda_device *pgdev)
 		return -ENOMEM;
 	ret = drm_sched_init(&pgdev->render_sched, &pagoda_render_sched_ops, pgdev->render_wq,
 			     DRM_SCHED_PRIORITY_COUNT, PAGODA_RENDER_JOBS, 0,
-			     pagoda_hang_timeout(), NULL, NULL, "pagoda-render", pgdev->drm.dev);
+			     pagoda_hang_timeout(), NULL, NULL, "pagoda-render", &pgdev->pdev->dev);
 	if (ret) {
 		destroy_workqueue(pgdev->render_wq);
 		return ret;
 	}
-	return drmm_add_action_or_reset(&pgdev->drm, pagoda_sched_release, NULL);
+	return drmm_add_action_or_reset(pgdev->drm, pagoda_sched_release, pgdev);
 }
 
 /*
@@ -344,7 +346,7 @@ static int pagoda_submit_check(const struct drm_pagoda_submit *args)
  */
 int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct pagoda_device *pgdev = to_pagoda_device(drm);
+	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
 	struct drm_pagoda_submit *args = data;
 	struct pagoda_render_job *job = NULL;
 	struct pagoda_submit_syncs syncs = {};

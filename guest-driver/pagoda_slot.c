@@ -139,7 +139,7 @@ void pagoda_slot_put(struct pagoda_device *pgdev, u32 slot)
 
 	spin_lock_irqsave(&pgdev->slot_lock, flags);
 	if (!WARN_ON(!s->active) && !--s->active && s->draining) {
-		if (drm_dev_enter(&pgdev->drm, &idx)) {
+		if (drm_dev_enter(pgdev->drm, &idx)) {
 			spin_lock(&pgdev->ctx_lock);
 			pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_STATUS,
 					 PAGODA_CTX_STATUS_HALTED);
@@ -189,7 +189,7 @@ void pagoda_slot_release_vm(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 	spin_lock_irqsave(&pgdev->slot_lock, flags);
 	if (vm->slot) {
 		pgdev->slots[vm->slot].vm = NULL;
-		if (drm_dev_enter(&pgdev->drm, &idx)) {
+		if (drm_dev_enter(pgdev->drm, &idx)) {
 			pagoda_slot_set_root(pgdev, vm->slot, NULL);
 			drm_dev_exit(idx);
 		}

@@ -405,19 +405,19 @@ struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev)
 	pagoda_pt_init(vm);
 	drm_mm_init(&vm->reservations, DRM_PAGODA_VA_START, vm->va_end - DRM_PAGODA_VA_START);
 
-	resv_obj = drm_gpuvm_resv_object_alloc(&pgdev->drm);
+	resv_obj = drm_gpuvm_resv_object_alloc(pgdev->drm);
 	if (!resv_obj) {
 		drm_mm_takedown(&vm->reservations);
 		mutex_destroy(&vm->lock);
 		kfree(vm);
 		return ERR_PTR(-ENOMEM);
 	}
-	drm_gpuvm_init(&vm->gpuvm, "pagoda", 0, &pgdev->drm, resv_obj, DRM_PAGODA_VA_START,
+	drm_gpuvm_init(&vm->gpuvm, "pagoda", 0, pgdev->drm, resv_obj, DRM_PAGODA_VA_START,
 		       vm->va_end - DRM_PAGODA_VA_START, 0, 0, &pagoda_gpuvm_ops);
 	drm_gem_object_put(resv_obj);
-	mutex_lock(&pgdev->vm_list_lock);
-	list_add_tail(&vm->link, &pgdev->vm_list);
-	mutex_unlock(&pgdev->vm_list_lock);
+	mutex_lock(&pgdev->link->vm_list_lock);
+	list_add_tail(&vm->link, &pgdev->link->vm_list);
+	mutex_unlock(&pgdev->link->vm_list_lock);
 	return vm;
 }
 
@@ -447,9 +447,9 @@ void pagoda_vm_destroy(struct pagoda_vm *vm)
 	struct drm_mm_node *node, *next;
 
 	pagoda_bind_queue_fini(vm);
-	mutex_lock(&vm->pgdev->vm_list_lock);
+	mutex_lock(&vm->pgdev->link->vm_list_lock);
 	list_del(&vm->link);
-	mutex_unlock(&vm->pgdev->vm_list_lock);
+	mutex_unlock(&vm->pgdev->link->vm_list_lock);
 	dma_resv_wait_timeout(drm_gpuvm_resv(&vm->gpuvm), DMA_RESV_USAGE_BOOKKEEP, false,
 			      MAX_SCHEDULE_TIMEOUT);
 	mutex_lock(&vm->lock);
@@ -1395,7 +1395,7 @@ int pagoda_vm_bind_run(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
 
 	*done = 0;
 	*fence = NULL;
-	if (!drm_dev_enter(&pgdev->drm, &idx))
+	if (!drm_dev_enter(pgdev->drm, &idx))
 		return -ENODEV;
 	ret = down_read_interruptible(&pgdev->reset_lock);
 	if (ret)

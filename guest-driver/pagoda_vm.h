@@ -176,7 +176,7 @@ struct pagoda_fault {
  *	under &pagoda_device.slot_lock
  * @faults: faults of its jobs so far
  * @last_fault: the last of them (debugfs); written in the fault interrupt
- * @link: in &pagoda_device.vm_list
+ * @link: in &pagoda_link.vm_list
  * @busy_ns: time each engine spent on the space's work (fdinfo)
  * @bind_lock: protects @bind_queue and @bind_seqno (pagoda_bind_queue.c);
  *	a spinlock taken with interrupts off, before the in-fences' locks
