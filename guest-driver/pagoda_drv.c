@@ -2,7 +2,7 @@
 /*
  * DOC: Pagoda PCI driver and DRM device
  *
- * Binds to the Pagoda PCI function, checks that BAR0 really is a Pagoda
+ * Binds to each Pagoda PCI function, checks that BAR0 really is a Pagoda
  * register file, reads the device description, sets up interrupts and
  * registers a DRM device with a primary node (KMS, pagoda_display.c) and a
  * render node; the driver's own ioctls work on both. User space queries
@@ -19,6 +19,7 @@
  * live until the DRM device is freed, when its last file is closed.
  */
 
+#include <linux/component.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 
@@ -45,13 +46,15 @@
 static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
 				  struct drm_file *file)
 {
-	const struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
-	const struct pagoda_params *params = &pgdev->params;
+	const struct pagoda_link *link = to_pagoda_link(drm);
 	struct drm_pagoda_get_param *args = data;
+	const struct pagoda_device *pgdev;
+	const struct pagoda_params *params;
 
-	/* Rejected so that a later version may give the field a meaning. */
-	if (args->pad)
+	if (args->adapter >= link->num_gpus)
 		return -EINVAL;
+	pgdev = link->gpu[args->adapter];
+	params = &pgdev->params;
 
 	switch (args->param) {
 	case DRM_PAGODA_PARAM_CHIP_ID:
@@ -104,6 +107,12 @@ static int pagoda_ioctl_get_param(struct drm_device *drm, void *data,
 		break;
 	case DRM_PAGODA_PARAM_MAX_SLOT_ID:
 		args->value = DRM_PAGODA_MAX_SLOT_ID;
+		break;
+	case DRM_PAGODA_PARAM_NUM_ADAPTERS:
+		args->value = link->num_gpus;
+		break;
+	case DRM_PAGODA_PARAM_LINK_INDEX:
+		args->value = pgdev->link_index;
 		break;
 	default:
 		drm_dbg_driver(drm, "unknown parameter %u\n", args->param);
@@ -238,39 +247,57 @@ static void pagoda_ttm_release(struct drm_device *drm, void *arg)
 	pagoda_ttm_fini(arg);
 }
 
-static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+/* The GPU's description, checked: the driver drives this MMU and display. */
+static int pagoda_gpu_check(struct pagoda_device *pgdev)
 {
-	struct device *dev = &pdev->dev;
+	const struct pagoda_params *params = &pgdev->params;
+	struct device *dev = &pgdev->pdev->dev;
+
+	if (params->mmu_levels < 2 || params->mmu_levels > PAGODA_MMU_MAX_LEVELS ||
+	    params->num_contexts != PAGODA_NUM_CONTEXTS || !params->pt_segments ||
+	    !(params->caps & PAGODA_CAPS_DISPLAY)) {
+		dev_err(dev, "unexpected device: %u MMU levels, %u contexts, table segments 0x%x, caps 0x%x\n",
+			params->mmu_levels, params->num_contexts, params->pt_segments,
+			params->caps);
+		return -ENODEV;
+	}
+
+	/* Segment 1 is reached by the CPU through BAR2 only. */
+	pgdev->vram = &pgdev->pdev->resource[PAGODA_BAR_VRAM];
+	if (!(resource_type(pgdev->vram) & IORESOURCE_MEM) ||
+	    resource_size(pgdev->vram) < params->vram_size) {
+		dev_err(dev, "BAR%d %pR cannot hold the %llu bytes of VRAM the device reports\n",
+			PAGODA_BAR_VRAM, pgdev->vram, params->vram_size);
+		return -ENODEV;
+	}
+	return pagoda_read_segments(pgdev);
+}
+
+/*
+ * Bind one GPU into its link: the link's DRM device exists, not yet
+ * registered. Device-managed resources taken here (BAR2, the rings) go
+ * when the GPU leaves the link: the component framework opens a devres
+ * group around each bind.
+ */
+static int pagoda_gpu_bind(struct device *dev, struct device *aggregate, void *data)
+{
+	struct pagoda_member *member = dev_get_drvdata(dev);
+	struct pci_dev *pdev = member->pdev;
+	struct pagoda_link *link = data;
 	struct pagoda_device *pgdev;
-	struct pagoda_link *link;
-	u32 chip_id;
 	int ret;
 
-	ret = pcim_enable_device(pdev);
-	if (ret)
-		return ret;
-
-	link = devm_drm_dev_alloc(dev, &pagoda_drm_driver, struct pagoda_link, drm);
-	if (IS_ERR(link))
-		return PTR_ERR(link);
-	ret = drmm_mutex_init(&link->drm, &link->bo_list_lock);
-	if (ret)
-		return ret;
-	INIT_LIST_HEAD(&link->bo_list);
-	ret = drmm_mutex_init(&link->drm, &link->vm_list_lock);
-	if (ret)
-		return ret;
-	INIT_LIST_HEAD(&link->vm_list);
-
+	/* the link's match names at most one member per physical adapter index */
+	if (WARN_ON(link->num_gpus == ARRAY_SIZE(link->gpu)))
+		return -EINVAL;
 	pgdev = drmm_kzalloc(&link->drm, sizeof(*pgdev), GFP_KERNEL);
 	if (!pgdev)
 		return -ENOMEM;
 	pgdev->link = link;
 	pgdev->drm = &link->drm;
 	pgdev->pdev = pdev;
-	link->gpu[0] = pgdev;
-	link->num_gpus = 1;
-	pci_set_drvdata(pdev, pgdev);
+	pgdev->mmio = member->mmio;
+	pgdev->link_index = member->index;
 
 	init_rwsem(&pgdev->reset_lock);
 	spin_lock_init(&pgdev->ctx_lock);
@@ -284,37 +311,11 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	pgdev->split_fence_context = dma_fence_context_alloc(1);
-	pgdev->mmio = pcim_iomap_region(pdev, PAGODA_BAR_MMIO, DRIVER_NAME);
-	if (IS_ERR(pgdev->mmio))
-		return dev_err_probe(dev, PTR_ERR(pgdev->mmio), "cannot map BAR%d (registers)\n",
-				     PAGODA_BAR_MMIO);
-
-	/* Everything below trusts the register layout: make sure it is ours. */
-	chip_id = pagoda_read(pgdev, PAGODA_REG_ID);
-	if (chip_id != PAGODA_ID) {
-		dev_err(dev, "BAR%d reads ID 0x%08x, expected 0x%08x: not a Pagoda device\n",
-			PAGODA_BAR_MMIO, chip_id, PAGODA_ID);
-		return -ENODEV;
-	}
 
 	pagoda_read_params(pgdev, pdev);
-	if (pgdev->params.mmu_levels < 2 || pgdev->params.mmu_levels > PAGODA_MMU_MAX_LEVELS ||
-	    pgdev->params.num_contexts != PAGODA_NUM_CONTEXTS || !pgdev->params.pt_segments ||
-	    !(pgdev->params.caps & PAGODA_CAPS_DISPLAY)) {
-		dev_err(dev, "unexpected device: %u MMU levels, %u contexts, table segments 0x%x, caps 0x%x\n",
-			pgdev->params.mmu_levels, pgdev->params.num_contexts,
-			pgdev->params.pt_segments, pgdev->params.caps);
-		return -ENODEV;
-	}
-
-	/* Segment 1 is reached by the CPU through BAR2 only. */
-	pgdev->vram = &pdev->resource[PAGODA_BAR_VRAM];
-	if (!(resource_type(pgdev->vram) & IORESOURCE_MEM) ||
-	    resource_size(pgdev->vram) < pgdev->params.vram_size) {
-		dev_err(dev, "BAR%d %pR cannot hold the %llu bytes of VRAM the device reports\n",
-			PAGODA_BAR_VRAM, pgdev->vram, pgdev->params.vram_size);
-		return -ENODEV;
-	}
+	ret = pagoda_gpu_check(pgdev);
+	if (ret)
+		return ret;
 	ret = pcim_request_region(pdev, PAGODA_BAR_VRAM, DRIVER_NAME);
 	if (ret)
 		return dev_err_probe(dev, ret, "cannot reserve BAR%d (VRAM)\n", PAGODA_BAR_VRAM);
@@ -325,37 +326,15 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = pagoda_irq_init(pgdev);
 	if (ret)
 		return ret;
-
 	ret = pagoda_engines_init(pgdev);
 	if (ret)
 		goto err_irq_fini;
 	ret = pagoda_sched_init(pgdev);
 	if (ret)
 		goto err_engines;
-	ret = pagoda_ttm_init(pgdev);
-	if (ret)
-		goto err_engines;
-	ret = drmm_add_action_or_reset(pgdev->drm, pagoda_ttm_release, pgdev);
-	if (ret)
-		goto err_engines;
-	ret = pagoda_host_aperture_init(pgdev);
-	if (ret)
-		goto err_engines;
 
-	ret = pagoda_display_init(pgdev);
-	if (ret)
-		goto err_engines;
-
-	pagoda_debugfs_init(pgdev);
-	ret = drm_dev_register(pgdev->drm, 0);
-	if (ret)
-		goto err_engines;
-	drm_fbdev_ttm_setup(pgdev->drm, 32);
-
-	drm_info(pgdev->drm, "Pagoda revision %u.%u, %llu MiB VRAM at %pR, %u engines, %u contexts\n",
-		 pgdev->params.revision >> 16, pgdev->params.revision & 0xffff,
-		 pgdev->params.vram_size >> 20, pgdev->vram,
-		 pgdev->params.num_engines, pgdev->params.num_contexts);
+	member->gpu = pgdev;
+	link->gpu[link->num_gpus++] = pgdev;
 	return 0;
 
 err_engines:
@@ -365,18 +344,206 @@ err_irq_fini:
 	return ret;
 }
 
-static void pagoda_remove(struct pci_dev *pdev)
+/* The link has stopped every GPU's engines already (pagoda_link_unbind()). */
+static void pagoda_gpu_unbind(struct device *dev, struct device *aggregate, void *data)
 {
-	struct pagoda_device *pgdev = pci_get_drvdata(pdev);
+	struct pagoda_member *member = dev_get_drvdata(dev);
+
+	pagoda_irq_fini(member->gpu);
+	member->gpu = NULL;
+}
+
+static const struct component_ops pagoda_gpu_ops = {
+	.bind	= pagoda_gpu_bind,
+	.unbind	= pagoda_gpu_unbind,
+};
+
+static void pagoda_link_stop(struct pagoda_link *link)
+{
+	unsigned int i;
+
+	for (i = 0; i < link->num_gpus; i++)
+		pagoda_engines_stop(link->gpu[i], -ENODEV);
+}
+
+/*
+ * Every member is there: make the link's DRM device over them. Runs in
+ * the probe of the member that arrived last, with the first member's
+ * device as the aggregate's.
+ */
+static int pagoda_link_bind(struct device *dev)
+{
+	struct pagoda_member *first = dev_get_drvdata(dev);
+	struct pagoda_device *pgdev;
+	struct pagoda_link *link;
+	int ret;
+
+	link = devm_drm_dev_alloc(dev, &pagoda_drm_driver, struct pagoda_link, drm);
+	if (IS_ERR(link))
+		return PTR_ERR(link);
+	ret = drmm_mutex_init(&link->drm, &link->bo_list_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&link->bo_list);
+	ret = drmm_mutex_init(&link->drm, &link->vm_list_lock);
+	if (ret)
+		return ret;
+	INIT_LIST_HEAD(&link->vm_list);
+
+	ret = component_bind_all(dev, link);
+	if (ret)
+		return ret;
+
+	pgdev = link->gpu[0];
+	ret = pagoda_ttm_init(pgdev);
+	if (ret)
+		goto err_unbind;
+	ret = drmm_add_action_or_reset(&link->drm, pagoda_ttm_release, pgdev);
+	if (ret)
+		goto err_unbind;
+	ret = pagoda_host_aperture_init(pgdev);
+	if (ret)
+		goto err_unbind;
+	ret = pagoda_display_init(pgdev);
+	if (ret)
+		goto err_unbind;
+
+	pagoda_debugfs_init(pgdev);
+	ret = drm_dev_register(&link->drm, 0);
+	if (ret)
+		goto err_unbind;
+	first->link = link;
+	drm_fbdev_ttm_setup(&link->drm, 32);
+
+	drm_info(&link->drm, "Pagoda revision %u.%u, %llu MiB VRAM at %pR, %u engines, %u contexts\n",
+		 pgdev->params.revision >> 16, pgdev->params.revision & 0xffff,
+		 pgdev->params.vram_size >> 20, pgdev->vram,
+		 pgdev->params.num_engines, pgdev->params.num_contexts);
+	if (link->num_gpus > 1)
+		drm_info(&link->drm, "linked adapter %u: %u GPUs\n", first->link_id,
+			 link->num_gpus);
+	return 0;
+
+err_unbind:
+	pagoda_link_stop(link);
+	component_unbind_all(dev, link);
+	return ret;
+}
+
+static void pagoda_link_unbind(struct device *dev)
+{
+	struct pagoda_member *first = dev_get_drvdata(dev);
+	struct pagoda_link *link = first->link;
 
 	/* New ioctls fail with ENODEV from here on; open files stay valid. */
-	drm_dev_unplug(pgdev->drm);
-	drm_atomic_helper_shutdown(pgdev->drm);
+	drm_dev_unplug(&link->drm);
+	drm_atomic_helper_shutdown(&link->drm);
 	/* unplugged, the commit above did not reach the device */
-	pagoda_display_off(pgdev);
-	pagoda_engines_stop(pgdev, -ENODEV);
-	pagoda_bo_unmap_all_dma(pgdev);
-	pagoda_irq_fini(pgdev);
+	pagoda_display_off(link->gpu[0]);
+	pagoda_link_stop(link);
+	pagoda_bo_unmap_all_dma(link->gpu[0]);
+	component_unbind_all(dev, link);
+	first->link = NULL;
+}
+
+static const struct component_master_ops pagoda_link_ops = {
+	.bind	= pagoda_link_bind,
+	.unbind	= pagoda_link_unbind,
+};
+
+static struct pci_driver pagoda_pci_driver;
+
+/* Match data: a member by its link's id and its physical adapter index. */
+#define PAGODA_MEMBER_KEY(link_id, index) \
+	((void *)((unsigned long)(link_id) * PAGODA_LINK_MAX_ADAPTERS + (index)))
+
+static int pagoda_member_compare(struct device *dev, void *key)
+{
+	struct pagoda_member *member;
+
+	if (dev->driver != &pagoda_pci_driver.driver)
+		return 0;
+	member = dev_get_drvdata(dev);
+	return PAGODA_MEMBER_KEY(member->link_id, member->index) == key;
+}
+
+/*
+ * The link is the members present when its first member probes: the
+ * component framework binds it once all of them are there, and unbinds it
+ * when any of them goes.
+ */
+static int pagoda_link_add(struct pagoda_member *first)
+{
+	struct component_match *match = NULL;
+	unsigned long present = first->present;
+	unsigned int i;
+
+	for_each_set_bit(i, &present, PAGODA_LINK_MAX_ADAPTERS)
+		component_match_add(&first->pdev->dev, &match, pagoda_member_compare,
+				    PAGODA_MEMBER_KEY(first->link_id, i));
+	return component_master_add_with_match(&first->pdev->dev, &pagoda_link_ops, match);
+}
+
+static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	struct pagoda_member *member;
+	u32 chip_id;
+	int ret;
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	member = devm_kzalloc(dev, sizeof(*member), GFP_KERNEL);
+	if (!member)
+		return -ENOMEM;
+	member->pdev = pdev;
+	member->mmio = pcim_iomap_region(pdev, PAGODA_BAR_MMIO, DRIVER_NAME);
+	if (IS_ERR(member->mmio))
+		return dev_err_probe(dev, PTR_ERR(member->mmio), "cannot map BAR%d (registers)\n",
+				     PAGODA_BAR_MMIO);
+
+	/* Everything below trusts the register layout: make sure it is ours. */
+	chip_id = readl(member->mmio + PAGODA_REG_ID);
+	if (chip_id != PAGODA_ID) {
+		dev_err(dev, "BAR%d reads ID 0x%08x, expected 0x%08x: not a Pagoda device\n",
+			PAGODA_BAR_MMIO, chip_id, PAGODA_ID);
+		return -ENODEV;
+	}
+	member->link_id = readl(member->mmio + PAGODA_REG_LINK_ID);
+	member->index = readl(member->mmio + PAGODA_REG_LINK_INDEX);
+	member->present = readl(member->mmio + PAGODA_REG_LINK_PRESENT) &
+			  GENMASK(PAGODA_LINK_MAX_ADAPTERS - 1, 0);
+	if (member->index >= PAGODA_LINK_MAX_ADAPTERS || !(member->present & BIT(member->index))) {
+		dev_err(dev, "physical adapter index %u, present 0x%x: not a usable link\n",
+			member->index, member->present);
+		return -ENODEV;
+	}
+	pci_set_drvdata(pdev, member);
+
+	ret = component_add(dev, &pagoda_gpu_ops);
+	if (ret)
+		return ret;
+	/* the member with the lowest index present makes the link */
+	member->first = member->index == __ffs(member->present);
+	if (member->first) {
+		ret = pagoda_link_add(member);
+		if (ret) {
+			component_del(dev, &pagoda_gpu_ops);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static void pagoda_remove(struct pci_dev *pdev)
+{
+	struct pagoda_member *member = pci_get_drvdata(pdev);
+
+	/* Either unbinds the whole link: the others wait for this GPU again. */
+	if (member->first)
+		component_master_del(&pdev->dev, &pagoda_link_ops);
+	component_del(&pdev->dev, &pagoda_gpu_ops);
 }
 
 static const struct pci_device_id pagoda_pci_ids[] = {

@@ -199,8 +199,9 @@ struct pagoda_fault_entry {
  * @link: the logical adapter the GPU belongs to
  * @drm: the link's DRM device
  * @pdev: the GPU's PCI function
- * @mmio: BAR0 registers. Mapped by devres from probe until the PCI unbind
- *	completes: code outside probe, remove and the interrupt handlers
+ * @link_index: its physical adapter index in the link (PAGODA_REG_LINK_INDEX)
+ * @mmio: BAR0 registers (&pagoda_member.mmio). Mapped by devres from probe
+ *	until the PCI unbind completes: code outside probe, remove and the interrupt handlers
  *	touches it only between drm_dev_enter() and drm_dev_exit().
  * @vram: BAR2 resource, the CPU window on VRAM segment 1; reserved for the
  *	driver for as long as the PCI device is bound.
@@ -267,6 +268,7 @@ struct pagoda_device {
 	struct pagoda_link *link;
 	struct drm_device *drm;
 	struct pci_dev *pdev;
+	u32 link_index;
 	void __iomem *mmio;
 	struct resource *vram;
 	struct pagoda_params params;
@@ -304,11 +306,41 @@ struct pagoda_device {
 };
 
 /**
+ * struct pagoda_member - a Pagoda PCI function bound to the driver
+ * @pdev: the function
+ * @mmio: BAR0, mapped by devres from probe until the PCI unbind
+ * @link_id: PAGODA_REG_LINK_ID at probe, 0 when not linked
+ * @index: PAGODA_REG_LINK_INDEX at probe
+ * @present: PAGODA_REG_LINK_PRESENT at probe
+ * @first: the member that made the link's component match: the lowest
+ *	index present at its probe
+ * @link: on @first, the link while it is bound
+ * @gpu: the GPU's state while its link is bound, else NULL
+ * @reset_gpu: @gpu when a PCI reset began, for its end
+ *
+ * The PCI driver data. A GPU that is not linked is the first and only
+ * member of its link. @link and @gpu are written by the component
+ * framework's bind and unbind, which it serialises.
+ */
+struct pagoda_member {
+	struct pci_dev *pdev;
+	void __iomem *mmio;
+	u32 link_id;
+	u32 index;
+	u32 present;
+	bool first;
+	struct pagoda_link *link;
+	struct pagoda_device *gpu;
+	struct pagoda_device *reset_gpu;
+};
+
+/**
  * struct pagoda_link - the logical adapter: one DRM device over linked GPUs
  * @drm: the DRM device; its parent is the PCI function of @gpu[0]
  * @bdev: the TTM device over the GPUs' segments; lives as long as the DRM
  *	device, since allocations outlive the PCI binding
- * @gpu: the GPUs, by position in the link; the first @num_gpus are set
+ * @gpu: the GPUs in the order of their physical adapter indices; the
+ *	first @num_gpus are set
  * @num_gpus: GPUs of the link
  * @bo_list_lock: protects @bo_list; taken alone (debugfs takes BO
  *	reservations under it with trylock only)
@@ -363,6 +395,7 @@ void pagoda_engines_stop(struct pagoda_device *pgdev, int error);
 struct pagoda_job;
 void pagoda_adapter_reset(struct pagoda_device *pgdev, struct pagoda_job *guilty);
 void pagoda_paging_timedout(struct work_struct *work);
+int pagoda_read_segments(struct pagoda_device *pgdev);
 int pagoda_ttm_init(struct pagoda_device *pgdev);
 void pagoda_ttm_fini(struct pagoda_device *pgdev);
 unsigned int pagoda_mem_type_segment(u32 mem_type);

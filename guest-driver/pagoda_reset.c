@@ -139,7 +139,13 @@ void pagoda_paging_timedout(struct work_struct *work)
 
 static void pagoda_reset_prepare(struct pci_dev *pdev)
 {
-	struct pagoda_device *pgdev = pci_get_drvdata(pdev);
+	struct pagoda_member *member = pci_get_drvdata(pdev);
+	struct pagoda_device *pgdev = member->gpu;
+
+	/* a GPU whose link is not bound has nothing to stop or restore */
+	member->reset_gpu = pgdev;
+	if (!pgdev)
+		return;
 
 	drm_info(pgdev->drm, "PCI function reset\n");
 	/*
@@ -157,7 +163,12 @@ static void pagoda_reset_prepare(struct pci_dev *pdev)
 
 static void pagoda_reset_done(struct pci_dev *pdev)
 {
-	struct pagoda_device *pgdev = pci_get_drvdata(pdev);
+	struct pagoda_member *member = pci_get_drvdata(pdev);
+	struct pagoda_device *pgdev = member->reset_gpu;
+
+	if (!pgdev)
+		return;
+	member->reset_gpu = NULL;
 
 	/* the device forgot the host aperture's mappings and the contexts' roots */
 	pagoda_host_aperture_reset(pgdev);

@@ -64,8 +64,15 @@ static void pagoda_read_segment(struct pagoda_device *pgdev, unsigned int id)
 			pagoda_read(pgdev, base + PAGODA_SEG_GPU_BASE_LO);
 }
 
-/* The segments the driver needs, with sizes and page sizes it can manage. */
-static int pagoda_read_segments(struct pagoda_device *pgdev)
+/**
+ * pagoda_read_segments - read the GPU's segments and check them
+ * @pgdev: the GPU
+ *
+ * The segments the driver needs, with sizes and page sizes it can manage.
+ *
+ * Return: 0, or -ENODEV for segments the driver cannot use.
+ */
+int pagoda_read_segments(struct pagoda_device *pgdev)
 {
 	static const u32 kinds[PAGODA_NUM_SEGMENTS] = {
 		[PAGODA_SEG_SYSTEM] = PAGODA_SEG_KIND_SYSTEM,
@@ -716,8 +723,8 @@ void pagoda_segment_count_discard(struct pagoda_device *pgdev, u32 mem_type)
 }
 
 /**
- * pagoda_ttm_init - discover the segments and set up TTM over them
- * @pgdev: device with registers mapped and the paging engine started
+ * pagoda_ttm_init - set up TTM over the segments
+ * @pgdev: device with its segments read and the paging engine started
  *
  * Sets up the aperture segment too (pagoda_gart.c).
  *
@@ -729,9 +736,6 @@ int pagoda_ttm_init(struct pagoda_device *pgdev)
 	struct pagoda_segment *vram, *hidden;
 	int ret;
 
-	ret = pagoda_read_segments(pgdev);
-	if (ret)
-		return ret;
 	vram = &pgdev->segs[PAGODA_SEG_VRAM];
 	hidden = &pgdev->segs[PAGODA_SEG_VRAM_HIDDEN];
 

@@ -3,7 +3,7 @@
 # programs in it (tests from tests/guest/, tools from guest-driver/tools/).
 #
 #   scripts/run-guest.sh [--kvm] [--kernel stock|debug] [--timeout SECONDS]
-#                        [--device OPTS] [--append KERNEL_ARGS]
+#                        [--device OPTS] [--link N] [--append KERNEL_ARGS]
 #                        [--stress-seconds N] [--pngs DIR] [--prebuilt]
 #                        [--migrate N] [--snapshots K] [--migrate-interval S]
 #                        [PROGRAM...]
@@ -14,6 +14,9 @@
 #   --timeout S    kill QEMU after S seconds (default 300, 900 with the
 #                  debug kernel); programs that did not report count as failed
 #   --device OPTS  properties of the device: -device pagoda,OPTS
+#   --link N       N Pagoda GPUs (2 to 4) forming one linked adapter, each
+#                  with the --device properties: the first has id=gpu0,
+#                  the others link=gpu0 (docs/hardware.md section 11)
 #   --append ARGS  extra kernel command line arguments (e.g. pci=nomsi;
 #                  pagoda.NAME=VALUE sets a parameter of pagoda.ko)
 #   --stress-seconds N  how long the stress program runs (default 60)
@@ -58,6 +61,7 @@ ACCEL=tcg
 KERNEL=stock
 TIMEOUT=
 DEVICE_OPTS=
+LINK=1
 APPEND=
 PNGS=
 PREBUILT=
@@ -71,6 +75,7 @@ while [ $# -gt 0 ]; do
 	--timeout) TIMEOUT=${2:?--timeout needs a value}; shift ;;
 	--stress-seconds) APPEND+=" pagoda_guest.stress_seconds=${2:?--stress-seconds needs a value}"; shift ;;
 	--device) DEVICE_OPTS=${2:?--device needs a value}; shift ;;
+	--link) LINK=${2:?--link needs a count}; shift ;;
 	--append) APPEND+=" ${2:?--append needs a value}"; shift ;;
 	--pngs) PNGS=${2:?--pngs needs a directory}; shift ;;
 	--prebuilt) PREBUILT=1 ;;
@@ -91,6 +96,7 @@ if [ -z "$TIMEOUT" ]; then
 fi
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds, not '$TIMEOUT'"
 [[ $DEVICE_OPTS != *[[:space:]]* ]] || die "--device options must not contain spaces"
+[[ $LINK =~ ^[1-4]$ ]] || die "--link must be a count of GPUs from 1 to 4, not '$LINK'"
 [[ -z $MIGRATE || $MIGRATE =~ ^[1-9][0-9]*$ ]] || die "--migrate must be a positive count, not '$MIGRATE'"
 [[ $SNAPSHOTS =~ ^[0-9]+$ ]] || die "--snapshots must be a count, not '$SNAPSHOTS'"
 [ "$SNAPSHOTS" = 0 ] || MIGRATE=${MIGRATE:-0}
@@ -137,6 +143,7 @@ fi
 # the driver owns the BAR, to check the driver against the device directly.
 CMDLINE="console=ttyS0 quiet panic=-1 iomem=relaxed pagoda_guest.run=$(IFS=,; echo "$*")"
 [ -n "$DEVICE_OPTS" ] && CMDLINE+=" pagoda_guest.device=$DEVICE_OPTS"
+[ "$LINK" = 1 ] || CMDLINE+=" pagoda_guest.link=$LINK"
 # A soft lockup or RCU stall panics, which ends the run at once instead of
 # at the timeout; the debug kernel also prints its reports' call traces
 # (KERN_WARNING) on the console.
@@ -147,7 +154,7 @@ CMDLINE+=" softlockup_panic=1 panic_on_rcu_stall=1"
 mkdir -p "$PAGODA_CACHE/logs"
 LOG=$PAGODA_CACHE/logs/guest-$(date +%Y%m%d-%H%M%S)-$$.log
 info "programs: $*"
-info "$KERNEL kernel, accel $ACCEL, timeout ${TIMEOUT}s, device pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}"
+info "$KERNEL kernel, accel $ACCEL, timeout ${TIMEOUT}s, device pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}$( [ "$LINK" = 1 ] || echo ", $LINK linked")"
 info "log: $LOG"
 [ -z "${PAGODA_QEMU_ARGS:-}" ] || info "extra QEMU arguments: $PAGODA_QEMU_ARGS"
 
@@ -166,12 +173,20 @@ if [ -n "$PNGS" ]; then
 	mkdir -p "$PNGS" || die "cannot create $PNGS" "give --pngs a writable directory"
 	PNGS=$(cd "$PNGS" && pwd)
 fi
+# The GPUs: one, or the members of a link after its first.
+GPUS=(-device "pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}")
+if [ "$LINK" -gt 1 ]; then
+	GPUS=(-device "pagoda,id=gpu0${DEVICE_OPTS:+,$DEVICE_OPTS}")
+	for ((i = 1; i < LINK; i++)); do
+		GPUS+=(-device "pagoda,link=gpu0${DEVICE_OPTS:+,$DEVICE_OPTS}")
+	done
+fi
 # The guest's machine; the console and the screen channel are added below.
 # shellcheck disable=SC2206 # PAGODA_QEMU_ARGS is split on purpose
 MACHINE=(-machine q35 -accel "$ACCEL" -cpu "$CPU" -m 1G -smp 2
 	-nodefaults -display none -no-reboot
 	-kernel "$VMLINUZ" -initrd "$IMAGE" -append "$CMDLINE"
-	-device "pagoda${DEVICE_OPTS:+,$DEVICE_OPTS}" ${PAGODA_QEMU_ARGS:-})
+	"${GPUS[@]}" ${PAGODA_QEMU_ARGS:-})
 
 start=$(date +%s.%N)
 set +e

@@ -120,6 +120,10 @@ VM_DEVICES="mmu-levels=2 segment-page-size=4096"
 # render engine reaches physically), where its DMA buffers must split.
 PHYS_PROGRAMS="phys_split"
 PHYS_DEVICE=vram-size=16M,hidden-vram-size=8M,aperture-size=16M
+# Two GPUs linked into one logical adapter (scripts/run-guest.sh --link 2):
+# the link's own program, and programs that unbind, reset and use it.
+LINK_PROGRAMS="linked get_param_errors vm_render rebind pci_reset ioctl_fuzz"
+LINK_GPUS=2
 # Programs with GPU work in flight while the running guest is snapshotted
 # and restored once, then live-migrated to a new QEMU three times
 # (scripts/migrate-guest.py), on the suite's device: what they check must
@@ -146,8 +150,8 @@ main_boot() {
 
 # other_boots KERNEL KIND: the interrupt programs under INTx, the
 # address-space programs on the other page-table layouts, physical mode
-# on a small device (with the UAPI fuzzer on the debug kernel), and GPU
-# work across live migrations.
+# on a small device (with the UAPI fuzzer on the debug kernel), a linked
+# adapter, and GPU work across live migrations.
 other_boots() {
 	local kernel=$1 kind=$2 opts
 	guest_boot "$kind" "$kernel-intx" --kernel "$kernel" --prebuilt \
@@ -156,6 +160,9 @@ other_boots() {
 		guest_boot "$kind" "$kernel-$opts" --kernel "$kernel" --prebuilt \
 			--append "$DRIVER_ARGS" --device "$SUITE_DEVICE,$opts" $VM_PROGRAMS
 	done
+	# shellcheck disable=SC2086 # word splitting intended
+	guest_boot "$kind" "$kernel-link" --kernel "$kernel" --prebuilt \
+		--append "$DRIVER_ARGS" --device "$SUITE_DEVICE" --link "$LINK_GPUS" $LINK_PROGRAMS
 	guest_boot "$kind" "$kernel-phys" --kernel "$kernel" --prebuilt \
 		--append "$DRIVER_ARGS $KFUZZ_ARGS" --device "$PHYS_DEVICE" $PHYS_PROGRAMS \
 		${KFUZZ_PROGRAM[$kernel]}

@@ -240,7 +240,7 @@ static int xioctl(int kind, int fd, unsigned long cmd, void *arg)
 
 static void do_get_param(struct state *st, const uint64_t *a)
 {
-	struct drm_pagoda_get_param p = { .param = a[0] % 32, .pad = a[1] == 7 ? 1 : 0 };
+	struct drm_pagoda_get_param p = { .param = a[0] % 32, .adapter = a[1] == 7 ? 1 : 0 };
 
 	if (a[0] >= SMALL_LIMIT)
 		p.param = a[0];

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * DRM_IOCTL_PAGODA_GET_PARAM rejects what it does not understand with the
- * errno user space sees: EINVAL for an unknown parameter or a nonzero pad,
+ * errno user space sees: EINVAL for an unknown parameter or an adapter
+ * beyond those of the logical adapter (NUM_ADAPTERS and above),
  * EFAULT for an argument pointer it cannot read or write back to.
  */
 #include "pagoda_test.h"
@@ -19,6 +20,7 @@ int main(void)
 {
 	struct drm_pagoda_get_param args;
 	long page = sysconf(_SC_PAGESIZE);
+	uint64_t adapters = 0;
 	char bdf[PT_NAME_MAX];
 	void *ro, *gone;
 	int fd, ret;
@@ -31,11 +33,15 @@ int main(void)
 	expect_errno(fd, &args, EINVAL, "param 0x100");
 	args = (struct drm_pagoda_get_param){ .param = 0xffffffff };
 	expect_errno(fd, &args, EINVAL, "param 0xffffffff");
-	args = (struct drm_pagoda_get_param){ .param = DRM_PAGODA_PARAM_CHIP_ID, .pad = 1 };
-	expect_errno(fd, &args, EINVAL, "valid param with pad 1");
+	if (pt_check(!pt_get_param(fd, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters) && adapters,
+		     "%llu adapters", (unsigned long long)adapters)) {
+		args = (struct drm_pagoda_get_param){ .param = DRM_PAGODA_PARAM_CHIP_ID,
+						       .adapter = adapters };
+		expect_errno(fd, &args, EINVAL, "valid param of the adapter after the last");
+	}
 	args = (struct drm_pagoda_get_param){ .param = DRM_PAGODA_PARAM_CHIP_ID,
-					       .pad = 0x80000000 };
-	expect_errno(fd, &args, EINVAL, "valid param with pad 0x80000000");
+					       .adapter = 0x80000000 };
+	expect_errno(fd, &args, EINVAL, "valid param of adapter 0x80000000");
 
 	expect_errno(fd, NULL, EFAULT, "NULL argument");
 

@@ -117,6 +117,8 @@ static int do_ioctl(int fd, unsigned long cmd, void *arg)
 static uint64_t mmu_param[3];
 /* End of the file's address space: every VA is below 1 << VA_BITS. */
 static uint64_t va_end;
+/* GPUs of the logical adapter: GET_PARAM's adapters 0 .. num_adapters - 1. */
+static uint64_t num_adapters;
 
 /* Whether @value is what GET_PARAM must report for @param, where the fuzzer knows it. */
 static int param_value_right(uint32_t param, uint64_t value)
@@ -125,12 +127,14 @@ static int param_value_right(uint32_t param, uint64_t value)
 		return value == DRM_PAGODA_MAX_SLOT_ID;
 	if (param >= DRM_PAGODA_PARAM_VA_BITS && param <= DRM_PAGODA_PARAM_VA_START)
 		return value == mmu_param[param - DRM_PAGODA_PARAM_VA_BITS];
+	if (param == DRM_PAGODA_PARAM_NUM_ADAPTERS)
+		return value == num_adapters;
 	return 1;
 }
 
 /*
- * DRM_IOCTL_PAGODA_GET_PARAM: 0 for a known parameter with pad 0, EINVAL
- * for anything else, EFAULT when the argument cannot be copied. The MMU's
+ * DRM_IOCTL_PAGODA_GET_PARAM: 0 for a known parameter of an adapter of the
+ * link (0 on a single GPU), EINVAL for anything else, EFAULT when the argument cannot be copied. The MMU's
  * parameters have the values the device reports, MAX_SLOT_ID the driver's
  * cap.
  */
@@ -139,10 +143,11 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 	struct drm_pagoda_get_param args;
 	int want, got;
 
-	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_MAX_SLOT_ID + 3) : rnd_value();
-	args.pad = rnd_below(4) ? 0 : rnd_value();
+	args.param = rnd_below(3) ? rnd_below(DRM_PAGODA_PARAM_LINK_INDEX + 3) : rnd_value();
+	args.adapter = rnd_below(4) ? 0 : rnd_below(2) ? rnd_below(PAGODA_LINK_MAX_ADAPTERS + 1) :
+					  rnd_value();
 	args.value = rnd_value();
-	want = args.param <= DRM_PAGODA_PARAM_MAX_SLOT_ID && !args.pad ? 0 : EINVAL;
+	want = args.param <= DRM_PAGODA_PARAM_LINK_INDEX && args.adapter < num_adapters ? 0 : EINVAL;
 
 	if (!rnd_below(16)) {
 		got = do_ioctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, bad_pointer(readonly));
@@ -153,8 +158,8 @@ static int fuzz_get_param(int fd, void *readonly, unsigned long i)
 	count_pagoda(DRM_PAGODA_GET_PARAM, got);
 	if (got == want && (got || param_value_right(args.param, args.value)))
 		return 1;
-	pt_fail("call %lu: GET_PARAM param %u pad %u: %s (want %s), value 0x%llx",
-		i, args.param, args.pad, strerror(got), strerror(want),
+	pt_fail("call %lu: GET_PARAM param %u adapter %u: %s (want %s), value 0x%llx",
+		i, args.param, args.adapter, strerror(got), strerror(want),
 		(unsigned long long)args.value);
 	return 0;
 }
@@ -2885,8 +2890,9 @@ static int mmu_setup(int fd, const char *bdf)
 	ok = !pt_get_param(fd, DRM_PAGODA_PARAM_VA_BITS, &bits) &&
 	     !pt_get_param(fd, DRM_PAGODA_PARAM_MMU_LEVELS, &levels) &&
 	     !pt_get_param(fd, DRM_PAGODA_PARAM_VA_START, &start) &&
-	     !pt_get_param(fd, DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE, &segment_page);
-	ok = ok && levels >= 2 && levels <= 4 && levels == reg_levels && bits == reg_bits &&
+	     !pt_get_param(fd, DRM_PAGODA_PARAM_SEGMENT_PAGE_SIZE, &segment_page) &&
+	     !pt_get_param(fd, DRM_PAGODA_PARAM_NUM_ADAPTERS, &num_adapters);
+	ok = ok && num_adapters >= 1 && num_adapters <= PAGODA_LINK_MAX_ADAPTERS && levels >= 2 && levels <= 4 && levels == reg_levels && bits == reg_bits &&
 	     start == DRM_PAGODA_VA_START;
 	top = ok ? 12 + 9 * (levels - 1) : 0;
 	/* the root has 1 to 20 index bits, at most 9 above 2 levels; else the default */

@@ -420,12 +420,15 @@ static inline int pt_irq_lines(const char *name, long long *count)
 	return lines;
 }
 
-/* Interrupts counted so far on the line named @name, or -1 without one. */
+/*
+ * Interrupts counted so far on the lines named @name (one per GPU of a
+ * link), or -1 without one.
+ */
 static inline long long pt_irq_count(const char *name)
 {
 	long long count;
 
-	return pt_irq_lines(name, &count) == 1 ? count : -1;
+	return pt_irq_lines(name, &count) >= 1 ? count : -1;
 }
 
 /*

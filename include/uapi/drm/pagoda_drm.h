@@ -59,7 +59,9 @@ extern "C" {
  * enum drm_pagoda_param - values DRM_IOCTL_PAGODA_GET_PARAM reports
  *
  * All are read from the device when the driver binds and do not change
- * while it stays bound.
+ * while it stays bound. A DRM device is one logical adapter: one GPU, or
+ * the GPUs of a linked adapter; &drm_pagoda_get_param.adapter says which
+ * GPU of it a parameter describes.
  *
  * @DRM_PAGODA_PARAM_CHIP_ID: PAGODA_REG_ID (PAGODA_ID on a Pagoda device).
  * @DRM_PAGODA_PARAM_REVISION: PAGODA_REG_REVISION, major << 16 | minor.
@@ -84,6 +86,10 @@ extern "C" {
  * @DRM_PAGODA_PARAM_MAX_SLOT_ID: rows of the resource table of a
  *	physical-mode submission: every slot id is below it
  *	(DRM_PAGODA_MAX_SLOT_ID, the driver's cap).
+ * @DRM_PAGODA_PARAM_NUM_ADAPTERS: physical adapters (GPUs) of the logical
+ *	adapter: 1 for a GPU that is not linked, 2 to 4 for a link.
+ * @DRM_PAGODA_PARAM_LINK_INDEX: the GPU's physical adapter index in its
+ *	link (PAGODA_REG_LINK_INDEX), 0 when not linked.
  */
 enum drm_pagoda_param {
 	DRM_PAGODA_PARAM_CHIP_ID = 0,
@@ -103,17 +109,21 @@ enum drm_pagoda_param {
 	DRM_PAGODA_PARAM_MMU_LEVELS = 14,
 	DRM_PAGODA_PARAM_VA_START = 15,
 	DRM_PAGODA_PARAM_MAX_SLOT_ID = 16,
+	DRM_PAGODA_PARAM_NUM_ADAPTERS = 17,
+	DRM_PAGODA_PARAM_LINK_INDEX = 18,
 };
 
 /**
  * struct drm_pagoda_get_param - argument of DRM_IOCTL_PAGODA_GET_PARAM
  * @param: in, one of enum drm_pagoda_param. Others fail with EINVAL.
- * @pad: in, must be zero (EINVAL otherwise).
+ * @adapter: in, which GPU of the logical adapter: 0 to
+ *	DRM_PAGODA_PARAM_NUM_ADAPTERS - 1, in the order of their physical
+ *	adapter indices (EINVAL otherwise). 0 on a GPU that is not linked.
  * @value: out, the parameter's value.
  */
 struct drm_pagoda_get_param {
 	__u32 param;
-	__u32 pad;
+	__u32 adapter;
 	__u64 value;
 };
 
