@@ -266,7 +266,7 @@ static int pagoda_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return ret;
 	INIT_LIST_HEAD(&pgdev->vm_list);
-	ret = drmm_mutex_init(&pgdev->drm, &pgdev->phys_lock);
+	ret = pagoda_phys_init(pgdev);
 	if (ret)
 		return ret;
 	spin_lock_init(&pgdev->split_lock);
