@@ -19,7 +19,11 @@
  * - the portions run back to back: another process submitting render jobs
  *   all along has none run between the first portion and the last (the
  *   order in which the scheduler hands jobs to the engine, from the
- *   pagoda_render_run tracepoint; skipped without tracing).
+ *   pagoda_render_run tracepoint; skipped without tracing);
+ * - buffers queued behind one another (debugfs phys_hold holds the queue,
+ *   phys_queue counts it), from two threads and another process, run in
+ *   queue order, every result byte for byte; a signal to a queued
+ *   submission gets EINTR and changes nothing (skipped without debugfs).
  *
  * The small device: vram-size=16M,hidden-vram-size=8M,aperture-size=16M.
  */
