@@ -38,6 +38,13 @@
  *   resets fail (its PAGODA_REG_DEBUG control) until the next adapter
  *   reset, which clears it; 0 clears it. How tests reach the promotion of
  *   a failed engine reset to an adapter reset.
+ * - ``phys_queue``: the physical-mode DMA buffers queued (checked, waiting
+ *   for their turn or running), and one line per buffer in the order they
+ *   run: context, bytes, allocations, entries, running or waiting;
+ * - ``phys_hold`` (write-only): while it is open, physical-mode buffers
+ *   join the queue but none takes its turn (the one running goes on);
+ *   closing it lets them run in order. How tests and the split benchmark
+ *   queue buffers behind one another.
  *
  * Reading them takes the locks the data needs, never a BO reservation for
  * longer than a trylock: a busy allocation shows as "busy".
@@ -56,6 +63,7 @@
 
 #include "pagoda_drv.h"
 #include "pagoda_paging.h"
+#include "pagoda_phys.h"
 
 static const char *const pagoda_segment_names[PAGODA_NUM_SEGMENTS] = {
 	"system", "vram", "hidden-vram", "aperture",
@@ -530,12 +538,48 @@ static int pagoda_debugfs_resets(struct seq_file *m, void *data)
 	return 0;
 }
 
+static int pagoda_debugfs_phys_queue(struct seq_file *m, void *data)
+{
+	struct drm_debugfs_entry *entry = m->private;
+
+	pagoda_phys_queue_show(to_pagoda_link(entry->dev)->gpu[0], m);
+	return 0;
+}
+
+/* "phys_hold": see the DOC block. The file keeps the device. */
+static int pagoda_debugfs_phys_hold_open(struct inode *inode, struct file *f)
+{
+	struct pagoda_device *pgdev = inode->i_private;
+
+	drm_dev_get(pgdev->drm);
+	pagoda_phys_hold(pgdev, true);
+	/* i_private may be gone by the release (debugfs_remove()) */
+	f->private_data = pgdev;
+	return 0;
+}
+
+static int pagoda_debugfs_phys_hold_release(struct inode *inode, struct file *f)
+{
+	struct pagoda_device *pgdev = f->private_data;
+
+	pagoda_phys_hold(pgdev, false);
+	drm_dev_put(pgdev->drm);
+	return 0;
+}
+
+static const struct file_operations pagoda_debugfs_phys_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = pagoda_debugfs_phys_hold_open,
+	.release = pagoda_debugfs_phys_hold_release,
+};
+
 static const struct drm_debugfs_info pagoda_debugfs_files[] = {
 	{ "segments", pagoda_debugfs_segments },
 	{ "allocations", pagoda_debugfs_allocations },
 	{ "vms", pagoda_debugfs_vms },
 	{ "faults", pagoda_debugfs_faults },
 	{ "resets", pagoda_debugfs_resets },
+	{ "phys_queue", pagoda_debugfs_phys_queue },
 };
 
 /**
@@ -556,6 +600,8 @@ void pagoda_debugfs_init(struct pagoda_device *pgdev)
 			    &pagoda_debugfs_paging_hang_fops);
 	debugfs_create_file("engine_reset_fails", 0200, pgdev->drm->debugfs_root, pgdev,
 			    &pagoda_debugfs_engine_reset_fails_fops);
+	debugfs_create_file("phys_hold", 0200, pgdev->drm->debugfs_root, pgdev,
+			    &pagoda_debugfs_phys_hold_fops);
 }
 
 /*

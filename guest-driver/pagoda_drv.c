@@ -303,7 +303,7 @@ static int pagoda_gpu_bind(struct device *dev, struct device *aggregate, void *d
 	spin_lock_init(&pgdev->ctx_lock);
 	spin_lock_init(&pgdev->fault_lock);
 	spin_lock_init(&pgdev->int_lock);
-	ret = drmm_mutex_init(pgdev->drm, &pgdev->phys_lock);
+	ret = pagoda_phys_init(pgdev);
 	if (ret)
 		return ret;
 	spin_lock_init(&pgdev->split_lock);

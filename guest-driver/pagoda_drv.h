@@ -22,8 +22,10 @@
 #include <linux/mm_types.h>
 #include <linux/pci.h>
 #include <linux/ioport.h>
+#include <linux/lockdep_types.h>
 #include <linux/rwsem.h>
 #include <linux/types.h>
+#include <linux/wait.h>
 
 #include <drm/drm_device.h>
 #include <drm/gpu_scheduler.h>
@@ -234,17 +236,29 @@ struct pagoda_fault_entry {
  * @fault_log: the last PAGODA_FAULT_LOG fault records, for debugfs
  * @fault_count: records seen since probe
  * @faults_lost: PAGODA_REG_FAULT_LOST when last read (reset by a reset)
- * @phys_lock: serialises physical-mode submissions (pagoda_phys.c), so
- *	that one DMA buffer at a time is split; taken inside @reset_lock,
- *	before a context's submit lock
+ * @phys_queue_lock: protects @phys_queue, the turn of its buffers and
+ *	@phys_holds; innermost (taken inside reservations by the buffer
+ *	whose turn it is, to look at the buffers behind it)
+ * @phys_queue: the physical-mode DMA buffers (struct pagoda_phys_submit)
+ *	checked and waiting, in the order they run: one at a time, device
+ *	wide, so that one buffer at a time is split (pagoda_phys.c). A
+ *	buffer's turn, the first's once no one holds the queue, is taken
+ *	inside @reset_lock, before a context's submit lock, and lasts until
+ *	it leaves the queue (@phys_turn_map tells lockdep)
+ * @phys_queue_wait: the buffers of @phys_queue waiting for their turn
+ * @phys_holds: open debugfs phys_hold files: while not 0, no buffer of
+ *	@phys_queue takes its turn
+ * @phys_turn_map: the turn as a lock, for lockdep
  * @split_lock: protects @split_active; the lock of the split barriers
  * @split_active: the barrier of the split buffer whose portions are
  *	running: jobs of other contexts wait for it (pagoda_sched.c)
  * @split_ctx: the context whose buffer is being split, or NULL; written
- *	under @phys_lock, read by eviction without a lock
+ *	by the buffer whose turn it is, read by eviction without a lock
  * @split_fence_context: dma_fence context of the split barriers
- * @split_seqno: seqno of the last barrier, under @phys_lock
- * @phys_clock: physical-mode uses of allocations so far, under @phys_lock
+ * @split_seqno: seqno of the last barrier, written by the buffer whose
+ *	turn it is
+ * @phys_clock: physical-mode uses of allocations so far, written by the
+ *	buffer whose turn it is
  * @recovery_lock: serialises the recoveries (render timeout, paging
  *	watchdog); taken before a reset's engine submit locks
  * @reset_seq: recoveries so far, under @recovery_lock
@@ -289,7 +303,11 @@ struct pagoda_device {
 	struct pagoda_fault_entry fault_log[PAGODA_FAULT_LOG];
 	u64 fault_count;
 	u32 faults_lost;
-	struct mutex phys_lock; /* see @phys_lock above */
+	struct mutex phys_queue_lock; /* see @phys_queue_lock above */
+	struct list_head phys_queue;
+	wait_queue_head_t phys_queue_wait;
+	unsigned int phys_holds;
+	struct lockdep_map phys_turn_map;
 	spinlock_t split_lock; /* see @split_lock above */
 	struct dma_fence *split_active;
 	struct pagoda_gpu_ctx *split_ctx;

@@ -34,8 +34,18 @@
  * at the tail of TTM's LRU in order of their next use in the rest of the
  * patch-location list, farthest (or never) first, so that eviction takes
  * what the buffer needs last (the model gives this future for free).
- * With the module parameter split_lru they stay in plain LRU order (each
- * moved to the tail when used), for comparison.
+ * Past this buffer's last entry the future goes on in the buffers queued
+ * behind it (@phys_queue), which run next and in that order: an
+ * allocation this buffer does not use again has its next use there. With
+ * the module parameter split_lru they stay in plain LRU order (each moved
+ * to the tail when used), for comparison.
+ *
+ * The queue: physical submissions run one at a time device-wide, in the
+ * order they join @phys_queue, once their buffer and lists are copied and
+ * checked. The first buffer of the queue takes its turn (unless debugfs
+ * phys_hold is open), runs, and leaves, which gives the next its turn; a
+ * signal while waiting takes a buffer out of the queue, and nothing has
+ * changed (EINTR).
  *
  * Portions run back to back: the render engine cannot save a context, so
  * no other context's job may run between two portions, while paging jobs
@@ -52,7 +62,7 @@
  * never render jobs); and while a buffer is being split, eviction skips
  * allocations with render jobs not yet handed to the engine from other
  * contexts (pagoda_split_blocks_eviction()), which the barrier may hold
- * back. Physical submissions are serialised device-wide (@phys_lock), so
+ * back. Physical submissions take turns device-wide (@phys_queue), so
  * one buffer at a time is split.
  *
  * A split buffer that fails after a portion was pushed (no room even at a
@@ -60,7 +70,9 @@
  * of the buffer does not run, and its state is unknown.
  */
 
+#include <linux/lockdep.h>
 #include <linux/module.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/uaccess.h>
@@ -69,6 +81,7 @@
 #include <drm/drm_exec.h>
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_managed.h>
 
 #include "pagoda_drv.h"
 #include "pagoda_phys.h"
@@ -333,7 +346,48 @@ static int pagoda_phys_push(struct pagoda_phys_submit *s, u32 end, u32 end_entry
 	return 0;
 }
 
-/* Next use of each allocation from entry @from on (U32_MAX: never). */
+/*
+ * Next use of the allocations this buffer does not use again: in the
+ * buffers queued behind it, which run next and in that order. Their
+ * entries are numbered on from this buffer's last one. Queued buffers may
+ * be other files': the same allocation is the same struct pagoda_bo, whose
+ * handles differ.
+ */
+static void pagoda_phys_next_use_queued(struct pagoda_phys_submit *s, u32 *next)
+{
+	struct pagoda_device *pgdev = s->pgdev;
+	struct pagoda_phys_submit *q = s;
+	u32 pos = s->patch_count, unknown = 0, a, i, j;
+
+	for (a = 0; a < s->alloc_count; a++)
+		unknown += s->bos[a] && next[a] == U32_MAX;
+	mutex_lock(&pgdev->phys_queue_lock);
+	list_for_each_entry_continue(q, &pgdev->phys_queue, queue_link) {
+		if (!unknown)
+			break;
+		for (j = 0; j < q->alloc_count; j++) {
+			s->queued_index[j] = -1;
+			for (a = 0; q->bos[j] && a < s->alloc_count; a++)
+				if (s->bos[a] == q->bos[j])
+					s->queued_index[j] = a;
+		}
+		for (i = 0; i < q->patch_count && unknown; i++) {
+			s16 own = s->queued_index[q->patches[i].alloc_index];
+
+			if (own >= 0 && next[own] == U32_MAX) {
+				next[own] = pos + i;
+				unknown--;
+			}
+		}
+		pos += q->patch_count;
+	}
+	mutex_unlock(&pgdev->phys_queue_lock);
+}
+
+/*
+ * Next use of each allocation from entry @from on (U32_MAX: never), this
+ * buffer's entries first, then the queued buffers'.
+ */
 static void pagoda_phys_next_use(struct pagoda_phys_submit *s, u32 from, u32 *next)
 {
 	u32 i;
@@ -342,6 +396,7 @@ static void pagoda_phys_next_use(struct pagoda_phys_submit *s, u32 from, u32 *ne
 		next[i] = U32_MAX;
 	for (i = s->patch_count; i-- > from;)
 		next[s->patches[i].alloc_index] = i;
+	pagoda_phys_next_use_queued(s, next);
 }
 
 /* Victim order: the allocation used farthest ahead first. */
@@ -406,7 +461,7 @@ static int pagoda_phys_cmp_victims(const void *x, const void *y, const void *pri
  * buffer's allocations there that the split point at @group would not
  * keep, the one used farthest ahead (never first), the least recently used
  * of those, unless it is locked by the pending portion and an unlocked one
- * is never used again; -1 for none. @in_exec: it is locked by the pending
+ * is never used again (pagoda_phys_next_use()); -1 for none. @in_exec: it is locked by the pending
  * portion. Fills @s->candidates with the unlocked ones.
  */
 static int pagoda_phys_victim(struct pagoda_phys_submit *s, struct drm_exec *exec, u32 group,
@@ -447,7 +502,11 @@ static int pagoda_phys_victim(struct pagoda_phys_submit *s, struct drm_exec *exe
 		if (free < 0 || pagoda_phys_victim_before(s, a, free))
 			free = a;
 	}
-	/* a split frees nothing better than one this buffer never uses again */
+	/*
+	 * a split frees nothing better than one never used again, by this
+	 * buffer or those queued behind it (one only they use again stays:
+	 * evicting it costs a miss there, a split costs a portion here)
+	 */
 	if (victim >= 0 && test_bit(victim, locked) && free >= 0 && next[free] == U32_MAX)
 		victim = free;
 	*in_exec = victim >= 0 && test_bit(victim, locked);
@@ -752,7 +811,116 @@ static void pagoda_phys_free(struct pagoda_phys_submit *s)
 	kvfree(s->victims);
 }
 
-/* Everything that changes the device, under its locks. */
+/* The first buffer of the queue takes its turn, unless the queue is held. */
+static void pagoda_phys_pass_turn(struct pagoda_device *pgdev)
+{
+	struct pagoda_phys_submit *first;
+
+	lockdep_assert_held(&pgdev->phys_queue_lock);
+	first = list_first_entry_or_null(&pgdev->phys_queue, struct pagoda_phys_submit,
+					 queue_link);
+	if (!first || first->turn || pgdev->phys_holds)
+		return;
+	/* what the buffer before it did happens before what it does */
+	smp_store_release(&first->turn, true);
+	wake_up_all(&pgdev->phys_queue_wait);
+}
+
+/* @s leaves the queue (its turn over, or never taken): the next may take its turn. */
+static void pagoda_phys_leave_queue(struct pagoda_phys_submit *s)
+{
+	struct pagoda_device *pgdev = s->pgdev;
+
+	mutex_lock(&pgdev->phys_queue_lock);
+	list_del(&s->queue_link);
+	pagoda_phys_pass_turn(pgdev);
+	mutex_unlock(&pgdev->phys_queue_lock);
+}
+
+/*
+ * @s joins the queue and waits for its turn. Returns -EINTR on a signal,
+ * with @s out of the queue again.
+ */
+static int pagoda_phys_take_turn(struct pagoda_phys_submit *s)
+{
+	struct pagoda_device *pgdev = s->pgdev;
+
+	mutex_lock(&pgdev->phys_queue_lock);
+	list_add_tail(&s->queue_link, &pgdev->phys_queue);
+	pagoda_phys_pass_turn(pgdev);
+	mutex_unlock(&pgdev->phys_queue_lock);
+	/* pairs with pagoda_phys_pass_turn(): see what the buffer before did */
+	if (wait_event_interruptible(pgdev->phys_queue_wait, smp_load_acquire(&s->turn))) {
+		/* a turn given meanwhile passes on to the next */
+		pagoda_phys_leave_queue(s);
+		return -EINTR;
+	}
+	lock_map_acquire(&pgdev->phys_turn_map);
+	return 0;
+}
+
+static void pagoda_phys_end_turn(struct pagoda_phys_submit *s)
+{
+	lock_map_release(&s->pgdev->phys_turn_map);
+	pagoda_phys_leave_queue(s);
+}
+
+/**
+ * pagoda_phys_hold - hold the queue of physical buffers, or release a hold
+ * @pgdev: the device
+ * @hold: true to hold, false to release a hold
+ *
+ * While held (debugfs phys_hold open), buffers join the queue but none
+ * takes its turn; the one whose turn it is goes on.
+ */
+void pagoda_phys_hold(struct pagoda_device *pgdev, bool hold)
+{
+	mutex_lock(&pgdev->phys_queue_lock);
+	if (hold)
+		pgdev->phys_holds++;
+	else if (!--pgdev->phys_holds)
+		pagoda_phys_pass_turn(pgdev);
+	mutex_unlock(&pgdev->phys_queue_lock);
+}
+
+/**
+ * pagoda_phys_queue_show - debugfs phys_queue
+ * @pgdev: the device
+ * @m: the file
+ *
+ * The buffers queued, then one line per buffer in queue order.
+ */
+void pagoda_phys_queue_show(struct pagoda_device *pgdev, struct seq_file *m)
+{
+	struct pagoda_phys_submit *s;
+
+	mutex_lock(&pgdev->phys_queue_lock);
+	seq_printf(m, "%zu queued, %u holds\n", list_count_nodes(&pgdev->phys_queue),
+		   pgdev->phys_holds);
+	list_for_each_entry(s, &pgdev->phys_queue, queue_link)
+		seq_printf(m, "context %u: %u bytes, %u allocations, %u entries, %s\n",
+			   s->ctx->id, s->cmd_size, s->alloc_count, s->patch_count,
+			   s->turn ? "running" : "waiting");
+	mutex_unlock(&pgdev->phys_queue_lock);
+}
+
+/**
+ * pagoda_phys_init - the queue of physical buffers, at probe
+ * @pgdev: the device
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int pagoda_phys_init(struct pagoda_device *pgdev)
+{
+	static struct lock_class_key turn_key;
+
+	INIT_LIST_HEAD(&pgdev->phys_queue);
+	init_waitqueue_head(&pgdev->phys_queue_wait);
+	lockdep_init_map(&pgdev->phys_turn_map, "pagoda_phys_turn", &turn_key, 0);
+	return drmm_mutex_init(pgdev->drm, &pgdev->phys_queue_lock);
+}
+
+/* Everything that changes the device, under its locks and in its turn. */
 static int pagoda_phys_submit(struct pagoda_phys_submit *s)
 {
 	struct pagoda_device *pgdev = s->pgdev;
@@ -763,12 +931,12 @@ static int pagoda_phys_submit(struct pagoda_phys_submit *s)
 	ret = down_read_interruptible(&pgdev->reset_lock);
 	if (ret)
 		goto exit;
-	ret = mutex_lock_interruptible(&pgdev->phys_lock);
+	ret = pagoda_phys_take_turn(s);
 	if (ret)
 		goto up;
 	ret = mutex_lock_interruptible(&s->ctx->submit_lock);
 	if (ret)
-		goto unlock_phys;
+		goto end_turn;
 	ret = READ_ONCE(s->ctx->banned) ? -ECANCELED : pagoda_phys_make_buf(s);
 	if (!ret)
 		ret = pagoda_phys_check_fits(s);
@@ -776,8 +944,8 @@ static int pagoda_phys_submit(struct pagoda_phys_submit *s)
 		ret = pagoda_phys_run(s);
 	pagoda_phys_end_split(s, ret);
 	mutex_unlock(&s->ctx->submit_lock);
-unlock_phys:
-	mutex_unlock(&pgdev->phys_lock);
+end_turn:
+	pagoda_phys_end_turn(s);
 up:
 	up_read(&pgdev->reset_lock);
 exit:

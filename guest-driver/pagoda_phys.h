@@ -8,6 +8,7 @@
 
 #include <linux/bitmap.h>
 #include <linux/iosys-map.h>
+#include <linux/list.h>
 #include <linux/types.h>
 
 #include <uapi/drm/pagoda_drm.h>
@@ -19,6 +20,7 @@ struct pagoda_bo;
 struct pagoda_device;
 struct pagoda_gpu_ctx;
 struct pagoda_submit_syncs;
+struct seq_file;
 struct ttm_buffer_object;
 
 /**
@@ -56,6 +58,15 @@ struct ttm_buffer_object;
  * @next_use: scratch: per allocation, its next entry (victim order)
  * @victims: scratch: allocations in victim order
  * @candidates: scratch: allocations that may be evicted at a miss
+ * @queued_index: scratch: per entry of a queued buffer's allocation list,
+ *	the index of the same allocation in this buffer's, -1 for none
+ * @queue_link: in &pagoda_device.phys_queue, once checked
+ * @turn: it is this buffer's turn: set under
+ *	&pagoda_device.phys_queue_lock, read by its waiter without it
+ *
+ * Everything but the scratch members, @queue_link and @turn is set before
+ * the buffer joins the queue and read-only while it is there, where the
+ * buffer whose turn it is reads it (its lookahead).
  */
 struct pagoda_phys_submit {
 	struct pagoda_device *pgdev;
@@ -85,12 +96,18 @@ struct pagoda_phys_submit {
 	u32 *next_use;
 	u64 *victims;
 	DECLARE_BITMAP(candidates, DRM_PAGODA_PHYS_MAX_ALLOCS);
+	s16 queued_index[DRM_PAGODA_PHYS_MAX_ALLOCS];
+	struct list_head queue_link;
+	bool turn;
 };
 
 /* pagoda_parse.c */
 int pagoda_parse_phys(struct pagoda_phys_submit *s);
 
 /* pagoda_phys.c */
+int pagoda_phys_init(struct pagoda_device *pgdev);
+void pagoda_phys_hold(struct pagoda_device *pgdev, bool hold);
+void pagoda_phys_queue_show(struct pagoda_device *pgdev, struct seq_file *m);
 int pagoda_ioctl_submit_phys(struct drm_device *drm, void *data, struct drm_file *file);
 bool pagoda_split_blocks_eviction(struct ttm_buffer_object *tbo);
 

@@ -6,11 +6,17 @@
  * (VRAM only), each step binding one allocation at its own split point (a
  * hot set of 3 taken half of the time and a cycle over the 9 others
  * otherwise; or a working set of 4 that moves on by one every 8 steps),
- * are each run twice: with the driver's victim policy (the
- * allocation used farthest ahead in the buffer's patch-location list
- * first) and with plain LRU (module parameter split_lru). For each it
- * prints the bytes paged in and out of VRAM (pagoda_bo_move tracepoint),
- * the portions and the time; then the bytes Belady's optimal schedule
+ * are each run with the driver's victim policy (the allocation used
+ * farthest ahead in the buffer's patch-location list first, then in the
+ * buffers queued behind it) and with plain LRU (module parameter
+ * split_lru), each in two ways: each buffer submitted once the one before
+ * has completed (nothing queued behind it: the policy sees one buffer
+ * ahead), and all the buffers queued behind one another before the first
+ * runs (one thread each, in trace order: debugfs phys_hold holds the
+ * queue while each joins it in turn, phys_queue counts them), so that the
+ * policy sees the rest of the trace. For each it prints the bytes paged
+ * in and out of VRAM (pagoda_bo_move tracepoint), the portions and the
+ * time; then the bytes Belady's optimal schedule
  * pages for the same trace, computed offline with the whole trace known
  * (farthest next use, every eviction written back as the driver does) for
  * the number of allocations VRAM really holds at once beside what is
@@ -21,6 +27,8 @@
  *   usage: pagoda-splitbench
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,11 +52,17 @@
 #define STEPS		24
 #define TOUCH		(64 * KIB)
 
+#define CMD_WORDS	4096
+#define PATCHES		1024
+
 static struct pagoda_dev dev;
-static uint32_t ctx, syncobj;
+static uint32_t ctx, syncobjs[BUFFERS];
 static struct pagoda_bo pool[POOL], results;
 static unsigned int trace[BUFFERS][STEPS];
 static char dbg[256];
+static struct pagoda_physbuf buffers[BUFFERS];
+static uint32_t buffer_cmds[BUFFERS][CMD_WORDS];
+static struct drm_pagoda_phys_patch buffer_patches[BUFFERS][PATCHES];
 
 static double now(void)
 {
@@ -125,31 +139,129 @@ static void make_trace(enum trace_kind kind)
 		}
 }
 
-/* Buffer @b: each step binds its allocation to slot 1, fills and sums a part of it. */
-static int run_buffer(unsigned int b, uint32_t *portions)
+/* Buffer @b of the trace: each step binds its allocation to slot 1, fills and sums a part of it. */
+static void build_buffer(unsigned int b)
 {
-	static uint32_t cmds[4096];
-	static struct drm_pagoda_phys_patch patches[1024];
+	struct pagoda_physbuf *pb = &buffers[b];
+	unsigned int s;
+
+	pagoda_physbuf_init(pb, buffer_cmds[b], sizeof(buffer_cmds[b]), buffer_patches[b],
+			    PATCHES);
+	pagoda_phys_bind(pb, 0, POOL, 0);
+	for (s = 0; s < STEPS; s++) {
+		pagoda_phys_split(pb);
+		pagoda_phys_bind(pb, 1, trace[b][s], 0);
+		pagoda_phys_fill(pb, 1, (s % 16) * TOUCH, TOUCH, b << 16 | s);
+		pagoda_phys_crc32(pb, 1, 0, TOUCH, 0, 4 * (b * STEPS + s));
+	}
+}
+
+/* Submit buffer @b; its last portion's fence goes to its syncobj. */
+static int submit_buffer(unsigned int b, uint32_t *portions)
+{
 	struct drm_pagoda_phys_alloc allocs[POOL + 1];
-	struct drm_pagoda_sync out = { syncobj, 0, 0 };
-	struct pagoda_physbuf pb;
-	unsigned int i, s;
-	int ret;
+	struct drm_pagoda_sync out = { syncobjs[b], 0, 0 };
+	unsigned int i;
 
 	for (i = 0; i < POOL; i++)
 		allocs[i] = (struct drm_pagoda_phys_alloc){ pool[i].handle, DRM_PAGODA_PHYS_WRITE };
 	allocs[POOL] = (struct drm_pagoda_phys_alloc){ results.handle, DRM_PAGODA_PHYS_WRITE };
-	pagoda_physbuf_init(&pb, cmds, sizeof(cmds), patches, 1024);
-	pagoda_phys_bind(&pb, 0, POOL, 0);
-	for (s = 0; s < STEPS; s++) {
-		pagoda_phys_split(&pb);
-		pagoda_phys_bind(&pb, 1, trace[b][s], 0);
-		pagoda_phys_fill(&pb, 1, (s % 16) * TOUCH, TOUCH, b << 16 | s);
-		pagoda_phys_crc32(&pb, 1, 0, TOUCH, 0, 4 * (b * STEPS + s));
+	return pagoda_submit_phys(&dev, ctx, &buffers[b], allocs, POOL + 1, NULL, 0, &out, 1,
+				  portions);
+}
+
+/* Buffer @b, waited for. */
+static int run_buffer(unsigned int b, uint32_t *portions)
+{
+	int ret = submit_buffer(b, portions);
+
+	return ret ? ret : pagoda_syncobj_wait(&dev, syncobjs[b], 0, WAIT_NS);
+}
+
+/* A buffer submitted from a thread of its own, so that it waits in the queue. */
+struct queued_buffer {
+	pthread_t thread;
+	unsigned int b;
+	uint32_t portions;
+	int ret;
+	int submitted;		/* its submission returned */
+};
+
+static void *queued_submit(void *arg)
+{
+	struct queued_buffer *q = arg;
+
+	q->ret = submit_buffer(q->b, &q->portions);
+	__atomic_store_n(&q->submitted, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Buffers in the queue of physical submissions (debugfs phys_queue), or -errno. */
+static int queue_length(void)
+{
+	char path[300];
+	unsigned int n;
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/phys_queue", dbg);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ret = fscanf(f, "%u queued", &n) == 1 ? (int)n : -EIO;
+	fclose(f);
+	return ret;
+}
+
+/* Until @n buffers are queued, or @q's submission returned: it failed. */
+static int wait_queued(struct queued_buffer *q, int n)
+{
+	int len;
+
+	while ((len = queue_length()) >= 0 && len < n) {
+		/* nothing returns while the queue is held but a failure */
+		if (__atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE))
+			return q->ret ? q->ret : -EPROTO;
+		usleep(200);
 	}
-	ret = pagoda_submit_phys(&dev, ctx, &pb, allocs, POOL + 1, NULL, 0, &out, 1, portions);
-	if (!ret)
-		ret = pagoda_syncobj_wait(&dev, syncobj, 0, WAIT_NS);
+	return len < 0 ? len : 0;
+}
+
+/*
+ * Every buffer of the trace queued behind the one before, then run: the
+ * queue is held (debugfs phys_hold open) while buffer b + 1's thread
+ * submits only once buffer b is in the queue, so the queue's order is the
+ * trace's; closing phys_hold lets them run. Times from that close.
+ */
+static int run_queued(double *start, uint32_t *portions)
+{
+	static struct queued_buffer q[BUFFERS];
+	unsigned int b, started = 0;
+	char path[300];
+	int hold, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/phys_hold", dbg);
+	hold = open(path, O_WRONLY);
+	if (hold < 0)
+		return -errno;
+	for (b = 0; b < BUFFERS && !ret; b++) {
+		q[b] = (struct queued_buffer){ .b = b };
+		ret = -pthread_create(&q[b].thread, NULL, queued_submit, &q[b]);
+		if (ret)
+			break;
+		started++;
+		ret = wait_queued(&q[b], b + 1);
+	}
+	*start = now();
+	close(hold);
+	for (b = 0; b < started; b++) {
+		pthread_join(q[b].thread, NULL);
+		if (!ret)
+			ret = q[b].ret;
+		if (!ret)
+			ret = pagoda_syncobj_wait(&dev, syncobjs[b], 0, WAIT_NS);
+		*portions += q[b].portions;
+	}
 	return ret;
 }
 
@@ -184,8 +296,11 @@ struct result {
 	double seconds;
 };
 
-/* Run the whole trace, from VRAM emptied when @cold; @bytes needs tracing. */
-static struct result run_trace(int cold)
+/*
+ * Run the whole trace, from VRAM emptied when @cold; each buffer waited
+ * for, or all @queued behind one another. @bytes needs tracing.
+ */
+static struct result run_trace(int cold, int queued)
 {
 	struct result r = { 0 };
 	unsigned int b;
@@ -200,11 +315,17 @@ static struct result run_trace(int cold)
 	write_file(TRACING "/trace", "");
 	write_file(TRACING "/events/pagoda/pagoda_bo_move/enable", "1");
 	t = now();
-	for (b = 0; b < BUFFERS; b++) {
-		uint32_t portions = 0;
+	for (b = 0; b < BUFFERS; b++)
+		build_buffer(b);
+	if (queued) {
+		check("queued split submissions", run_queued(&t, &r.portions));
+	} else {
+		for (b = 0; b < BUFFERS; b++) {
+			uint32_t portions = 0;
 
-		check("split submission", run_buffer(b, &portions));
-		r.portions += portions;
+			check("split submission", run_buffer(b, &portions));
+			r.portions += portions;
+		}
 	}
 	r.seconds = now() - t;
 	write_file(TRACING "/events/pagoda/pagoda_bo_move/enable", "0");
@@ -283,15 +404,39 @@ static unsigned int vram_capacity(void)
 	return n;
 }
 
-int main(void)
+static void print_run(const char *label, const struct result *r)
+{
+	printf("%-20s%u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n", label, r->portions,
+	       r->seconds, BUFFERS * STEPS / r->seconds, r->bytes / (double)MIB);
+}
+
+/* The trace with the driver's victims and with plain LRU, each buffer waited for or all @queued. */
+static void compare(int queued, uint64_t optimal)
 {
 	struct result next_use, lru;
+
+	write_file(PARAM, "0");
+	next_use = run_trace(1, queued);
+	write_file(PARAM, "1");
+	lru = run_trace(1, queued);
+	write_file(PARAM, "0");
+	print_run(queued ? "driver (queued):" : "driver (next use):", &next_use);
+	print_run(queued ? "plain LRU (queued):" : "plain LRU:", &lru);
+	printf("driver / optimal %.2fx, LRU / optimal %.2fx, driver / LRU %.2fx\n",
+	       (double)next_use.bytes / optimal, (double)lru.bytes / optimal,
+	       (double)next_use.bytes / lru.bytes);
+}
+
+int main(void)
+{
+	struct result unsplit;
 	uint64_t vram = 0, optimal;
 	unsigned int i, capacity, kind;
 
 	check("open", pagoda_open(&dev));
 	check("context", pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
-	check("syncobj", pagoda_syncobj_create(&dev, &syncobj));
+	for (i = 0; i < BUFFERS; i++)
+		check("syncobj", pagoda_syncobj_create(&dev, &syncobjs[i]));
 	check("VRAM size", pagoda_query(&dev, DRM_PAGODA_PARAM_VRAM_SIZE, &vram));
 	if (access(TRACING "/trace", F_OK))
 		mount("tracefs", TRACING, "tracefs", 0, NULL);
@@ -305,11 +450,9 @@ int main(void)
 
 	if (vram >= POOL * ALLOC_SIZE) {
 		make_trace(TRACE_SCAN);
-		run_trace(1);		/* warm: every allocation in VRAM */
-		next_use = run_trace(0);
-		printf("unsplit: %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
-		       next_use.portions, next_use.seconds, BUFFERS * STEPS / next_use.seconds,
-		       next_use.bytes / (double)MIB);
+		run_trace(1, 0);	/* warm: every allocation in VRAM */
+		unsplit = run_trace(0, 0);
+		print_run("unsplit:", &unsplit);
 		return 0;
 	}
 	capacity = vram_capacity();
@@ -317,24 +460,19 @@ int main(void)
 	       capacity, (unsigned long long)((vram - capacity * ALLOC_SIZE) / MIB));
 	for (kind = 0; kind < NUM_TRACES; kind++) {
 		make_trace(kind);
-		printf("trace: %s\n", trace_names[kind]);
-		write_file(PARAM, "0");
-		next_use = run_trace(1);
-		write_file(PARAM, "1");
-		lru = run_trace(1);
-		write_file(PARAM, "0");
 		optimal = belady_bytes(capacity);
-		printf("driver (next use): %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
-		       next_use.portions, next_use.seconds, BUFFERS * STEPS / next_use.seconds,
-		       next_use.bytes / (double)MIB);
-		printf("plain LRU:         %u portions, %.3f s, %.0f steps/s, %.1f MiB paged\n",
-		       lru.portions, lru.seconds, BUFFERS * STEPS / lru.seconds,
-		       lru.bytes / (double)MIB);
+		printf("trace: %s\n", trace_names[kind]);
 		printf("Belady (offline, %u at once): %.1f MiB paged\n", capacity,
 		       optimal / (double)MIB);
-		printf("driver / optimal %.2fx, LRU / optimal %.2fx, driver / LRU %.2fx\n",
-		       (double)next_use.bytes / optimal, (double)lru.bytes / optimal,
-		       (double)next_use.bytes / lru.bytes);
+		printf("each buffer submitted once the one before completed (none queued behind it):\n");
+		compare(0, optimal);
+		if (!dbg[0]) {
+			printf("queued: no debugfs, skipped\n");
+			continue;
+		}
+		printf("all %u buffers queued behind one another first (the rest of the trace ahead):\n",
+		       BUFFERS);
+		compare(1, optimal);
 	}
 	return 0;
 }

@@ -19,11 +19,17 @@
  * - the portions run back to back: another process submitting render jobs
  *   all along has none run between the first portion and the last (the
  *   order in which the scheduler hands jobs to the engine, from the
- *   pagoda_render_run tracepoint; skipped without tracing).
+ *   pagoda_render_run tracepoint; skipped without tracing);
+ * - buffers queued behind one another (debugfs phys_hold holds the queue,
+ *   phys_queue counts it), from two threads and another process, run in
+ *   queue order, every result byte for byte; a signal to a queued
+ *   submission gets EINTR and changes nothing (skipped without debugfs).
  *
  * The small device: vram-size=16M,hidden-vram-size=8M,aperture-size=16M.
  */
+#include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/wait.h>
 
@@ -306,7 +312,6 @@ static void build_workload(struct pagoda_physbuf *pb)
 	uint32_t values[IMM_COUNT];
 	unsigned int k, i;
 
-	physbuf_init(pb);
 	pagoda_phys_bind(pb, 0, STEPS, 0);
 	for (k = 0; k < STEPS; k++) {
 		uint32_t slot = 1 + k % 2;
@@ -403,6 +408,7 @@ static void test_split(void)
 		return;
 	memset(w.results.map, 0, w.results.size);
 	model_workload(&w);
+	physbuf_init(&pb);
 	build_workload(&pb);
 	ret = pt_run_phys(&dev, ctx, &pb, w.allocs, STEPS + 1, &portions);
 	printf("split: %llu MiB of allocations, %llu MiB reachable (%.1fx): %u portion(s)\n",
@@ -655,6 +661,7 @@ static void test_back_to_back(void)
 	ret = workload_create(&w);
 	if (!pt_check(!ret, "back to back: allocations (%s)", strerror(-ret)))
 		return;
+	physbuf_init(&pb);
 	build_workload(&pb);
 	child = fork();
 	if (child == 0)
@@ -678,6 +685,346 @@ static void test_back_to_back(void)
 	workload_destroy(&w);
 }
 
+/* ---- the queue of physical buffers ---- */
+
+static char dbg[256];
+
+/* Buffers in the queue (debugfs phys_queue), or -errno. */
+static int queue_length(void)
+{
+	char path[300];
+	unsigned int n;
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/phys_queue", dbg);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ret = fscanf(f, "%u queued", &n) == 1 ? (int)n : -EIO;
+	fclose(f);
+	return ret;
+}
+
+/* Wait up to ten seconds for @n buffers in the queue; 1 when they are. */
+static int wait_queue_length(int n)
+{
+	int i;
+
+	for (i = 0; i < 10000; i++) {
+		if (queue_length() == n)
+			return 1;
+		pt_sleep_ms(1);
+	}
+	return 0;
+}
+
+/* Hold the queue: no buffer takes its turn while the returned fd is open. */
+static int hold_queue(void)
+{
+	char path[300];
+
+	snprintf(path, sizeof(path), "%s/phys_hold", dbg);
+	return open(path, O_WRONLY | O_CLOEXEC);
+}
+
+/* A physical buffer submitted from a thread of its own, so that it waits in the queue. */
+struct queued_buffer {
+	pthread_t thread;
+	struct pagoda_physbuf pb;
+	uint32_t *cmds;
+	struct drm_pagoda_phys_patch *patches;
+	const struct drm_pagoda_phys_alloc *allocs;
+	uint32_t alloc_count;
+	int once;		/* one ioctl, no retry on EINTR (not drmIoctl) */
+	int started;		/* its thread runs */
+	uint32_t portions;
+	int ret;
+};
+
+static int queued_init(struct queued_buffer *q, const struct drm_pagoda_phys_alloc *allocs,
+		       uint32_t alloc_count)
+{
+	memset(q, 0, sizeof(*q));
+	q->cmds = malloc(BUF_BYTES);
+	q->patches = calloc(MAX_PATCHES, sizeof(*q->patches));
+	q->allocs = allocs;
+	q->alloc_count = alloc_count;
+	if (!q->cmds || !q->patches)
+		return -ENOMEM;
+	pagoda_physbuf_init(&q->pb, q->cmds, BUF_BYTES, q->patches, MAX_PATCHES);
+	return 0;
+}
+
+static void queued_fini(struct queued_buffer *q)
+{
+	free(q->cmds);
+	free(q->patches);
+}
+
+static void *queued_submit(void *arg)
+{
+	struct queued_buffer *q = arg;
+	struct drm_pagoda_submit_phys args = {
+		.ctx_id = ctx,
+		.cmds = (uintptr_t)q->pb.cb.cmds,
+		.cmd_size = q->pb.cb.used_bytes,
+		.alloc_count = q->alloc_count,
+		.allocs = (uintptr_t)q->allocs,
+		.patch_count = q->pb.patch_count,
+		.patches = (uintptr_t)q->pb.patches,
+	};
+
+	if (!q->once) {
+		q->ret = pt_run_phys(&dev, ctx, &q->pb, q->allocs, q->alloc_count, &q->portions);
+		return NULL;
+	}
+	pagoda_physbuf_sort(&q->pb);
+	q->ret = ioctl(dev.fd, DRM_IOCTL_PAGODA_SUBMIT_PHYS, &args) ? -errno : 0;
+	q->portions = args.portions;
+	return NULL;
+}
+
+/* Start @q's thread and wait until it is the queue's @n-th buffer. */
+static int queued_start(struct queued_buffer *q, int n)
+{
+	int ret = -pthread_create(&q->thread, NULL, queued_submit, q);
+
+	if (ret)
+		return ret;
+	q->started = 1;
+	return wait_queue_length(n) ? 0 : -ETIMEDOUT;
+}
+
+/* A second buffer over the workload: per step, immediates written and the whole allocation summed. */
+#define IMM2_DST	(3 * MIB)
+
+static uint32_t imm2_value(unsigned int k, unsigned int i)
+{
+	return 0x5000000u + k * 100 + i;
+}
+
+static void build_check_buffer(struct pagoda_physbuf *pb)
+{
+	uint32_t values[IMM_COUNT];
+	unsigned int k, i;
+
+	pagoda_phys_bind(pb, 0, STEPS, 0);
+	for (k = 0; k < STEPS; k++) {
+		pagoda_phys_split(pb);
+		pagoda_phys_bind(pb, 1, k, 0);
+		for (i = 0; i < IMM_COUNT; i++)
+			values[i] = imm2_value(k, i);
+		pagoda_phys_write_imm(pb, 1, IMM2_DST, values, IMM_COUNT);
+		pagoda_phys_crc32(pb, 1, 0, STEP_SIZE, 0, 4ull * (STEPS + k));
+	}
+}
+
+/* Another process's buffer between the two: fills an 8 MiB VRAM-only allocation of its own. */
+#define OTHER_SIZE	(8 * MIB)
+#define OTHER_PATTERN	0x3c3c0f0fu
+
+static void queued_child(void)
+{
+	struct pagoda_bo_desc desc = {
+		.size = OTHER_SIZE, .flags = DRM_PAGODA_BO_PHYSICAL, .segments = SEG(VRAM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	struct drm_pagoda_phys_alloc allocs[2];
+	struct pagoda_bo big, res;
+	struct pagoda_physbuf pb;
+	struct pagoda_dev cdev;
+	uint32_t cctx, *words, *model, i, crc;
+
+	model = malloc(OTHER_SIZE);
+	if (!model || pagoda_open(&cdev) ||
+	    pagoda_ctx_create(&cdev, DRM_PAGODA_PRIORITY_NORMAL, &cctx) ||
+	    pagoda_bo_create(&cdev, &desc, &big) || pagoda_bo_map(&cdev, &big))
+		_exit(2);
+	desc.size = 64 * KIB;
+	desc.segments = SEG(SYSTEM);
+	desc.preferred_segment = DRM_PAGODA_SEGMENT_SYSTEM;
+	if (pagoda_bo_create(&cdev, &desc, &res) || pagoda_bo_map(&cdev, &res))
+		_exit(2);
+	allocs[0] = (struct drm_pagoda_phys_alloc){ big.handle, DRM_PAGODA_PHYS_WRITE };
+	allocs[1] = (struct drm_pagoda_phys_alloc){ res.handle, DRM_PAGODA_PHYS_WRITE };
+	physbuf_init(&pb);
+	pagoda_phys_bind(&pb, 0, 0, 0);
+	pagoda_phys_bind(&pb, 1, 1, 0);
+	pagoda_phys_fill(&pb, 0, 0, OTHER_SIZE, OTHER_PATTERN);
+	pagoda_phys_crc32(&pb, 0, 0, OTHER_SIZE, 1, 0);
+	if (pt_run_phys(&cdev, cctx, &pb, allocs, 2, NULL))
+		_exit(3);
+	for (i = 0; i < OTHER_SIZE / 4; i++)
+		model[i] = OTHER_PATTERN;
+	crc = pt_crc32(model, OTHER_SIZE);
+	words = big.map;
+	_exit(memcmp(words, model, OTHER_SIZE) || *(uint32_t *)res.map != crc ? 4 : 0);
+}
+
+/*
+ * Three buffers queued while the queue is held (debugfs phys_hold), in
+ * this order: the split workload (a thread), another process's buffer,
+ * and a second buffer over the workload's allocations (a thread) that
+ * sums what the first wrote. Released, they run in queue order: the
+ * second's CRC-32s are those of the first's results (it ran after it,
+ * and the first could look ahead into it), every allocation equals the
+ * model byte for byte, the other process's too.
+ */
+static void test_queued(void)
+{
+	static struct workload w;
+	static struct queued_buffer first, second;
+	uint32_t *crc, values[IMM_COUNT];
+	unsigned int k, i, bad = 0;
+	int hold, status = -1, ret;
+	pid_t child = -1;
+
+	w.model = malloc((uint64_t)STEPS * STEP_SIZE);
+	if (!pt_check(w.model != NULL, "queued: model memory"))
+		return;
+	ret = workload_create(&w);
+	if (!ret)
+		ret = queued_init(&first, w.allocs, STEPS + 1);
+	if (!ret)
+		ret = queued_init(&second, w.allocs, STEPS + 1);
+	if (!pt_check(!ret, "queued: set up (%s)", strerror(-ret)))
+		return;
+	memset(w.results.map, 0, w.results.size);
+	model_workload(&w);
+	build_workload(&first.pb);
+	build_check_buffer(&second.pb);
+
+	hold = hold_queue();
+	ret = hold < 0 ? -errno : queued_start(&first, 1);
+	if (!ret) {
+		child = fork();
+		if (child == 0) {
+			close(hold);	/* a hold lasts while any process has it open */
+			queued_child();
+		}
+		ret = child < 0 ? -errno : wait_queue_length(2) ? 0 : -ETIMEDOUT;
+	}
+	if (!ret)
+		ret = queued_start(&second, 3);
+	pt_check(!ret, "queued: three buffers wait in the held queue, in order (%s)",
+		 strerror(-ret));
+	if (hold >= 0)
+		close(hold);
+	if (first.started)
+		pthread_join(first.thread, NULL);
+	if (second.started)
+		pthread_join(second.thread, NULL);
+	if (child > 0)
+		waitpid(child, &status, 0);
+	printf("queued: the workload ran in %u portions, the second buffer in %u\n",
+	       first.portions, second.portions);
+	pt_check(!first.ret && !second.ret, "queued: both buffers ran (%s, %s)",
+		 strerror(-first.ret), strerror(-second.ret));
+	pt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "queued: the other process's buffer ran between them, its allocation right (status 0x%x)",
+		 status);
+	crc = w.results.map;
+	for (k = 0; k < STEPS; k++) {
+		uint8_t *a = w.model + (uint64_t)k * STEP_SIZE;
+
+		bad += crc[k] != w.want_crc[k];
+		for (i = 0; i < IMM_COUNT; i++)
+			values[i] = imm2_value(k, i);
+		memcpy(a + IMM2_DST, values, sizeof(values));
+		bad += crc[STEPS + k] != pt_crc32(a, STEP_SIZE);
+	}
+	pt_check(!bad, "queued: the GPU's CRC-32s equal the model's, the second buffer's of the first's results (%u differ)",
+		 bad);
+	for (k = 0, bad = 0; k < STEPS; k++)
+		bad += memcmp(w.steps[k].map, w.model + (uint64_t)k * STEP_SIZE, STEP_SIZE) != 0;
+	pt_check(!bad, "queued: every allocation equals the model byte for byte (%u differ)", bad);
+	queued_fini(&first);
+	queued_fini(&second);
+	workload_destroy(&w);
+	free(w.model);
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+/*
+ * Three small buffers queued while the queue is held, each filling an
+ * allocation of its own; the middle one's thread gets a signal (no
+ * SA_RESTART, one ioctl): EINTR, the queue holds the other two, and once
+ * released they run while the interrupted one's allocation keeps its
+ * bytes and the context is not banned.
+ */
+static void test_interrupted(void)
+{
+	static struct queued_buffer q[3];
+	static const uint32_t fills[3] = { 0x11111111, 0x22222222, 0x33333333 };
+	struct sigaction sa = { .sa_handler = on_signal };
+	struct drm_pagoda_phys_alloc allocs[3];
+	struct drm_pagoda_ctx_query query;
+	struct pagoda_bo target[3];
+	unsigned int i;
+	int hold, ret = 0, left = -1, ok[3];
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, NULL);
+	for (i = 0; !ret && i < 3; i++) {
+		ret = phys_bo(&target[i], 64 * KIB, SEG(VRAM) | SEG(SYSTEM),
+			      DRM_PAGODA_SEGMENT_VRAM);
+		if (ret)
+			break;
+		memset(target[i].map, 0x5a, target[i].size);
+		allocs[i] = (struct drm_pagoda_phys_alloc){ target[i].handle,
+							    DRM_PAGODA_PHYS_WRITE };
+		ret = queued_init(&q[i], &allocs[i], 1);
+		if (!ret) {
+			pagoda_phys_bind(&q[i].pb, 0, 0, 0);
+			pagoda_phys_fill(&q[i].pb, 0, 0, target[i].size, fills[i]);
+		}
+	}
+	if (!pt_check(!ret, "interrupted: set up (%s)", strerror(-ret)))
+		return;
+	q[1].once = 1;
+	hold = hold_queue();
+	ret = hold < 0 ? -errno : 0;
+	for (i = 0; !ret && i < 3; i++)
+		ret = queued_start(&q[i], i + 1);
+	if (!ret) {
+		pthread_kill(q[1].thread, SIGUSR1);
+		pthread_join(q[1].thread, NULL);
+		q[1].started = 0;
+		left = queue_length();
+	}
+	pt_check(!ret && q[1].ret == -EINTR && q[1].portions == 0 && left == 2,
+		 "interrupted: a signal to a queued submission gets EINTR (%s), %d buffers left in the queue (%s)",
+		 strerror(-q[1].ret), left, strerror(-ret));
+	if (hold >= 0)
+		close(hold);
+	for (i = 0; i < 3; i++)
+		if (q[i].started)
+			pthread_join(q[i].thread, NULL);
+	for (i = 0; i < 3; i++) {
+		const uint32_t *w = target[i].map;
+		uint32_t want = i == 1 ? 0x5a5a5a5a : fills[i];
+
+		ok[i] = w[0] == want && w[target[i].size / 4 - 1] == want;
+	}
+	pt_check(!q[0].ret && !q[2].ret && ok[0] && ok[2],
+		 "interrupted: the buffers before and after it run once the queue is released (%s, %s)",
+		 strerror(-q[0].ret), strerror(-q[2].ret));
+	pt_check(ok[1] && pt_ctx_banned(&dev, ctx, &query) == 0 && queue_length() == 0,
+		 "interrupted: nothing changed: its allocation keeps its bytes, the context is not banned, the queue is empty");
+	for (i = 0; i < 3; i++) {
+		queued_fini(&q[i]);
+		pagoda_bo_unmap(&target[i]);
+		pagoda_bo_free(&dev, &target[i]);
+	}
+	signal(SIGUSR1, SIG_DFL);
+}
+
 int main(void)
 {
 	uint64_t max_slot = 0;
@@ -699,6 +1046,12 @@ int main(void)
 	test_never_fits();
 	if (reachable() < (uint64_t)STEPS * STEP_SIZE)
 		test_back_to_back();
+	if (!pagoda_debugfs_dir(dbg, sizeof(dbg))) {
+		test_queued();
+		test_interrupted();
+	} else {
+		printf("queue: no debugfs, skipped\n");
+	}
 	pagoda_close(&dev);
 	return pt_exit();
 }
