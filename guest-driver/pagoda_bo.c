@@ -52,7 +52,7 @@ static vm_fault_t pagoda_bo_vm_fault(struct vm_fault *vmf)
 {
 	struct ttm_buffer_object *tbo = vmf->vma->vm_private_data;
 	struct drm_device *drm = tbo->base.dev;
-	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(tbo->bdev);
 	vm_fault_t ret;
 	int idx;
 
@@ -163,7 +163,7 @@ static const struct drm_gem_object_funcs pagoda_gem_funcs = {
 
 static void pagoda_bo_destroy(struct ttm_buffer_object *tbo)
 {
-	struct pagoda_device *pgdev = to_pagoda_link(tbo->base.dev)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(tbo->bdev);
 	struct pagoda_bo *bo = to_pagoda_bo(tbo);
 
 	mutex_lock(&pgdev->link->bo_list_lock);
@@ -274,7 +274,7 @@ static u64 pagoda_segments_page_size(struct pagoda_device *pgdev, u32 segments)
  */
 u64 pagoda_bo_page_size(struct pagoda_bo *bo)
 {
-	return pagoda_segments_page_size(to_pagoda_link(bo->tbo.base.dev)->gpu[0], bo->segments);
+	return pagoda_segments_page_size(pagoda_bo_device(bo), bo->segments);
 }
 
 static u64 pagoda_bo_round_size(struct pagoda_device *pgdev, u64 size, u32 segments, u32 flags)
@@ -377,7 +377,7 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 	bo->priority = args->priority;
 	bo->tbo.priority = args->priority + 1;
 	/* on failure TTM calls pagoda_bo_destroy() */
-	ret = ttm_bo_init_reserved(&pgdev->link->bdev, &bo->tbo,
+	ret = ttm_bo_init_reserved(&pgdev->bdev, &bo->tbo,
 				   sg ? ttm_bo_type_sg : ttm_bo_type_device, &bo->placement,
 				   0, &ctx, sg, resv, pagoda_bo_destroy);
 	if (ret)
@@ -412,7 +412,7 @@ static void pagoda_bo_wait_dying(struct pagoda_device *pgdev)
 	struct pagoda_bo *bo;
 	bool dying;
 
-	flush_workqueue(pgdev->link->bdev.wq);
+	flush_workqueue(pgdev->bdev.wq);
 	for (tries = 0; tries < 250; tries++) {
 		dying = false;
 		mutex_lock(&pgdev->link->bo_list_lock);
@@ -453,7 +453,7 @@ static struct ttm_buffer_object **pagoda_bo_get_all(struct pagoda_device *pgdev,
 /* Wait for the last move out of a segment, which frees its memory. */
 static int pagoda_bo_wait_segment_moves(struct pagoda_device *pgdev, u32 mem_type)
 {
-	struct ttm_resource_manager *man = ttm_manager_type(&pgdev->link->bdev, mem_type);
+	struct ttm_resource_manager *man = ttm_manager_type(&pgdev->bdev, mem_type);
 	struct dma_fence *fence;
 	long ret;
 
@@ -913,8 +913,9 @@ static struct pagoda_bo *pagoda_bo_create_user(struct pagoda_device *pgdev,
  */
 int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
 	struct drm_pagoda_gem_create *args = data, req = *args;
+	struct pagoda_link *link = to_pagoda_link(drm);
+	struct pagoda_device *pgdev;
 	struct pagoda_bo *bo;
 	u64 size;
 	int ret;
@@ -923,6 +924,9 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 	ret = pagoda_bo_check_args(&req);
 	if (ret)
 		return ret;
+	if (req.adapter >= link->num_gpus)
+		return -EINVAL;
+	pgdev = link->gpu[req.adapter];
 	size = pagoda_bo_round_size(pgdev, req.size, req.segments, req.flags);
 	if (!size)
 		return -EINVAL;
@@ -934,7 +938,7 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 	 * reservation held then); let it return their memory, and try again.
 	 */
 	if (bo == ERR_PTR(-ENOMEM)) {
-		flush_workqueue(pgdev->link->bdev.wq);
+		flush_workqueue(pgdev->bdev.wq);
 		bo = pagoda_bo_create_user(pgdev, &req, size);
 	}
 	if (IS_ERR(bo))
@@ -1027,6 +1031,7 @@ struct drm_gem_object *pagoda_gem_prime_import_sg_table(struct drm_device *drm,
 	if (!args.size || !PAGE_ALIGNED(args.size))
 		return ERR_PTR(-EINVAL);
 	dma_resv_lock(resv, NULL);
+	/* the link's first GPU holds what other devices export */
 	bo = pagoda_bo_create(to_pagoda_link(drm)->gpu[0], &args, args.size, resv, true, sgt);
 	dma_resv_unlock(resv);
 	return IS_ERR(bo) ? ERR_CAST(bo) : &bo->tbo.base;

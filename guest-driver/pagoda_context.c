@@ -132,8 +132,8 @@ struct pagoda_gpu_ctx *pagoda_gpu_ctx_lookup(struct pagoda_file *pfile, u32 id)
  */
 int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
 	struct pagoda_file *pfile = file->driver_priv;
+	struct pagoda_device *pgdev = pfile->vm->pgdev;
 	struct drm_pagoda_ctx_create *args = data;
 	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
 	static const enum drm_sched_priority priorities[] = {

@@ -213,11 +213,23 @@ void pagoda_display_vblank(struct pagoda_device *pgdev)
 
 /* ---- plane ---------------------------------------------------------- */
 
+/*
+ * Whether the controller of @disp may read @fb: it scans out its own GPU's
+ * memory only, not a linked peer's (docs/hardware.md section 11).
+ */
+static bool pagoda_fb_local(struct pagoda_display *disp, const struct drm_framebuffer *fb)
+{
+	return !fb || pagoda_bo_device(gem_to_pagoda_bo(fb->obj[0])) == display_to_pagoda(disp);
+}
+
 static int pagoda_plane_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
 {
 	struct drm_plane_state *new_state = drm_atomic_get_new_plane_state(state, plane);
+	struct pagoda_display *disp = container_of(plane, struct pagoda_display, plane);
 	struct drm_crtc_state *crtc_state = NULL;
 
+	if (!pagoda_fb_local(disp, new_state->fb))
+		return -EINVAL;
 	if (new_state->crtc)
 		crtc_state = drm_atomic_get_new_crtc_state(state, new_state->crtc);
 	/* the controller has no scaler and no background: the plane is the screen */
@@ -289,8 +301,11 @@ static const struct drm_plane_helper_funcs pagoda_plane_helper_funcs = {
 static int pagoda_cursor_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)
 {
 	struct drm_plane_state *new_state = drm_atomic_get_new_plane_state(state, plane);
+	struct pagoda_display *disp = container_of(plane, struct pagoda_display, cursor);
 	struct drm_crtc_state *crtc_state = NULL;
 
+	if (!pagoda_fb_local(disp, new_state->fb))
+		return -EINVAL;
 	if (new_state->crtc)
 		crtc_state = drm_atomic_get_new_crtc_state(state, new_state->crtc);
 	if (new_state->fb && (new_state->crtc_w > plane->dev->mode_config.cursor_width ||

@@ -332,6 +332,15 @@ static int pagoda_gpu_bind(struct device *dev, struct device *aggregate, void *d
 	ret = pagoda_sched_init(pgdev);
 	if (ret)
 		goto err_engines;
+	ret = pagoda_ttm_init(pgdev);
+	if (ret)
+		goto err_engines;
+	ret = drmm_add_action_or_reset(pgdev->drm, pagoda_ttm_release, pgdev);
+	if (ret)
+		goto err_engines;
+	ret = pagoda_host_aperture_init(pgdev);
+	if (ret)
+		goto err_engines;
 
 	member->gpu = pgdev;
 	link->gpu[link->num_gpus++] = pgdev;
@@ -395,15 +404,6 @@ static int pagoda_link_bind(struct device *dev)
 		return ret;
 
 	pgdev = link->gpu[0];
-	ret = pagoda_ttm_init(pgdev);
-	if (ret)
-		goto err_unbind;
-	ret = drmm_add_action_or_reset(&link->drm, pagoda_ttm_release, pgdev);
-	if (ret)
-		goto err_unbind;
-	ret = pagoda_host_aperture_init(pgdev);
-	if (ret)
-		goto err_unbind;
 	ret = pagoda_display_init(pgdev);
 	if (ret)
 		goto err_unbind;

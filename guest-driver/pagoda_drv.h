@@ -3,10 +3,10 @@
  * DOC: Pagoda device state
  *
  * struct pagoda_link is the logical adapter user space sees: one DRM
- * device (primary and render node), one TTM device, the allocations and
- * the address spaces. struct pagoda_device is one Pagoda GPU, one bound
- * PCI function: registers, interrupts, engines, contexts, segments,
- * faults and recovery. A GPU that is not linked is a link of one.
+ * device (primary and render node), the allocations and the address
+ * spaces. struct pagoda_device is one Pagoda GPU, one bound PCI function:
+ * registers, interrupts, engines, contexts, its segments and their TTM
+ * device, faults and recovery. A GPU that is not linked is a link of one.
  *
  * The link is allocated with devm_drm_dev_alloc() and each of its GPUs
  * with drmm_kzalloc() on the link's DRM device, so both live as long as
@@ -213,6 +213,9 @@ struct pagoda_fault_entry {
  *	interrupts are torn down
  * @segs: the segments, by id
  * @engine: the engines, by id; see struct pagoda_engine for their locks
+ * @bdev: the TTM device over the GPU's segments, sharing the link's DRM
+ *	device's mmap offsets; lives as long as the DRM device, since
+ *	allocations outlive the PCI binding
  * @gart: the aperture segment's table
  * @host_aperture: the CPU host aperture's slots
  * @vram_mgr: resource managers of the memory segments, by segment id
@@ -290,6 +293,7 @@ struct pagoda_device {
 	unsigned int num_irqs;
 	struct pagoda_segment segs[PAGODA_NUM_SEGMENTS];
 	struct pagoda_engine engine[PAGODA_NUM_ENGINES];
+	struct ttm_device bdev;
 	struct pagoda_gart gart;
 	struct pagoda_host_aperture host_aperture;
 	struct pagoda_vram_mgr vram_mgr[PAGODA_NUM_SEGMENTS];
@@ -355,8 +359,6 @@ struct pagoda_member {
 /**
  * struct pagoda_link - the logical adapter: one DRM device over linked GPUs
  * @drm: the DRM device; its parent is the PCI function of @gpu[0]
- * @bdev: the TTM device over the GPUs' segments; lives as long as the DRM
- *	device, since allocations outlive the PCI binding
  * @gpu: the GPUs in the order of their physical adapter indices; the
  *	first @num_gpus are set
  * @num_gpus: GPUs of the link
@@ -371,7 +373,6 @@ struct pagoda_member {
  */
 struct pagoda_link {
 	struct drm_device drm;
-	struct ttm_device bdev;
 	struct pagoda_device *gpu[PAGODA_LINK_MAX_ADAPTERS];
 	unsigned int num_gpus;
 	struct mutex bo_list_lock; /* protects @bo_list */
@@ -385,9 +386,15 @@ static inline struct pagoda_link *to_pagoda_link(struct drm_device *drm)
 	return container_of(drm, struct pagoda_link, drm);
 }
 
-static inline struct pagoda_link *bdev_to_pagoda_link(struct ttm_device *bdev)
+static inline struct pagoda_device *bdev_to_pagoda_device(struct ttm_device *bdev)
 {
-	return container_of(bdev, struct pagoda_link, bdev);
+	return container_of(bdev, struct pagoda_device, bdev);
+}
+
+/* The GPU whose segments hold @bo (its physical adapter). */
+static inline struct pagoda_device *pagoda_bo_device(struct pagoda_bo *bo)
+{
+	return bdev_to_pagoda_device(bo->tbo.bdev);
 }
 
 static inline u32 pagoda_read(struct pagoda_device *pgdev, u32 reg)

@@ -77,7 +77,7 @@ int pagoda_gart_init(struct pagoda_device *pgdev)
 
 	/* resources count in CPU pages, which are aperture pages */
 	BUILD_BUG_ON(PAGE_SIZE != PAGODA_GART_PAGE_SIZE);
-	return ttm_range_man_init(&pgdev->link->bdev, TTM_PL_TT, true, gart->entries);
+	return ttm_range_man_init(&pgdev->bdev, TTM_PL_TT, true, gart->entries);
 }
 
 /**
@@ -86,7 +86,7 @@ int pagoda_gart_init(struct pagoda_device *pgdev)
  */
 void pagoda_gart_fini(struct pagoda_device *pgdev)
 {
-	ttm_range_man_fini(&pgdev->link->bdev, TTM_PL_TT);
+	ttm_range_man_fini(&pgdev->bdev, TTM_PL_TT);
 }
 
 /**
@@ -141,7 +141,7 @@ void pagoda_gart_unbind_now(struct pagoda_device *pgdev, struct ttm_resource *re
  */
 void pagoda_gart_usage(struct pagoda_device *pgdev, u64 *entries, u64 *used)
 {
-	struct ttm_resource_manager *man = ttm_manager_type(&pgdev->link->bdev, TTM_PL_TT);
+	struct ttm_resource_manager *man = ttm_manager_type(&pgdev->bdev, TTM_PL_TT);
 
 	*entries = pgdev->gart.entries;
 	*used = ttm_resource_manager_usage(man) / PAGODA_GART_PAGE_SIZE;

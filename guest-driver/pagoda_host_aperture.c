@@ -234,7 +234,7 @@ static int slots_get(struct pagoda_device *pgdev, struct pagoda_bo *bo, u32 firs
  */
 vm_fault_t pagoda_host_aperture_fault(struct vm_fault *vmf, struct pagoda_bo *bo)
 {
-	struct pagoda_device *pgdev = to_pagoda_link(bo->tbo.base.dev)->gpu[0];
+	struct pagoda_device *pgdev = pagoda_bo_device(bo);
 	struct pagoda_host_aperture *ha = &pgdev->host_aperture;
 	struct vm_area_struct *vma = vmf->vma;
 	u32 slots[PAGODA_HOST_APERTURE_AHEAD + 1];

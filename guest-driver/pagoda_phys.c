@@ -126,7 +126,7 @@ static struct dma_fence *pagoda_barrier_create(struct pagoda_device *pgdev)
 bool pagoda_split_blocks_eviction(struct ttm_buffer_object *tbo)
 {
 	/* from the TTM device: a ghost object (an old resource) has no GEM device */
-	struct pagoda_device *pgdev = bdev_to_pagoda_link(tbo->bdev)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(tbo->bdev);
 	struct pagoda_gpu_ctx *splitting = READ_ONCE(pgdev->split_ctx);
 	struct dma_resv_iter cursor;
 	struct dma_fence *fence;
@@ -521,7 +521,7 @@ static bool pagoda_phys_fallback_room(struct pagoda_phys_submit *s, struct pagod
 	for (n = 1; n < bo->placement.num_placement; n++) {
 		u32 mem_type = bo->places[n].mem_type;
 		struct ttm_resource_manager *man =
-			ttm_manager_type(&s->pgdev->link->bdev, mem_type);
+			ttm_manager_type(&s->pgdev->bdev, mem_type);
 		u32 seg = pagoda_mem_type_segment(mem_type);
 
 		if (man && seg != PAGODA_SEG_SYSTEM &&
@@ -546,7 +546,7 @@ static int pagoda_phys_make_room(struct pagoda_phys_submit *s, struct drm_exec *
 {
 	struct pagoda_bo *bo = s->bos[s->patches[i].alloc_index];
 	u32 mem_type = bo->places[0].mem_type, seg = pagoda_mem_type_segment(mem_type);
-	struct ttm_resource_manager *man = ttm_manager_type(&s->pgdev->link->bdev, mem_type);
+	struct ttm_resource_manager *man = ttm_manager_type(&s->pgdev->bdev, mem_type);
 	u32 a, n = 0;
 	bool in_exec;
 	int ret, victim;
@@ -755,8 +755,12 @@ static int pagoda_phys_copy_in(struct pagoda_phys_submit *s,
 			return -ENOENT;
 		s->bos[i] = gem_to_pagoda_bo(obj);
 		s->alloc_size[i] = obj->size;
-		/* the seed's rule: only allocations accessed physically */
-		if (!(s->bos[i]->flags & DRM_PAGODA_BO_PHYSICAL))
+		/*
+		 * The seed's rule: only allocations accessed physically; and
+		 * physical addresses name the GPU's own memory only.
+		 */
+		if (!(s->bos[i]->flags & DRM_PAGODA_BO_PHYSICAL) ||
+		    pagoda_bo_device(s->bos[i]) != s->pgdev)
 			return -EINVAL;
 	}
 	return 0;
@@ -978,7 +982,7 @@ int pagoda_ioctl_submit_phys(struct drm_device *drm, void *data, struct drm_file
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	s->pgdev = to_pagoda_link(drm)->gpu[0];
+	s->pgdev = ((struct pagoda_file *)file->driver_priv)->vm->pgdev;
 	s->file = file;
 	s->cmd_size = args->cmd_size;
 	s->alloc_count = args->alloc_count;

@@ -112,6 +112,21 @@ static bool pt_large_ok(struct pagoda_vm *vm, u64 va, u64 paddr, u64 bytes, bool
 			IS_ALIGNED(PAGODA_PADDR_OFFSET(paddr), LARGE_SIZE));
 }
 
+/*
+ * PTE_ADAPTER of @bo's memory as @vm's GPU reaches it: a linked peer's VRAM
+ * or hidden VRAM through peer entries; its own memory, and system memory
+ * (every GPU of a link reaches it alike), without.
+ */
+static u64 pt_peer_flags(const struct pagoda_vm *vm, struct pagoda_bo *bo)
+{
+	const struct pagoda_device *home = pagoda_bo_device(bo);
+	u32 mem_type = bo->tbo.resource->mem_type;
+
+	if (home == vm->pgdev || (mem_type != TTM_PL_VRAM && mem_type != PAGODA_PL_HIDDEN))
+		return 0;
+	return PAGODA_PTE_PEER(home->link_index);
+}
+
 static u64 pt_pte(u64 paddr, u64 flags)
 {
 	return PAGODA_PTE_MAKE(PAGODA_PADDR_SEG(paddr), PAGODA_PADDR_OFFSET(paddr),
@@ -877,6 +892,7 @@ int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 v
 		ret = pagoda_pt_map_zero(vm, batch, va, size, pte_flags & ~PAGODA_PTE_ZERO,
 					 rewrite);
 	} else {
+		pte_flags |= pt_peer_flags(vm, bo);
 		for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
 		     pagoda_bo_run_next(&run)) {
 			ret = pagoda_pt_map_run(vm, &w, pos, run.paddr, run.bytes, pte_flags);

@@ -346,7 +346,8 @@ static int pagoda_submit_check(const struct drm_pagoda_submit *args)
  */
 int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
+	struct pagoda_file *pfile = file->driver_priv;
+	struct pagoda_device *pgdev = pfile->vm->pgdev;
 	struct drm_pagoda_submit *args = data;
 	struct pagoda_render_job *job = NULL;
 	struct pagoda_submit_syncs syncs = {};

@@ -478,7 +478,7 @@ static int pagoda_clear_pages(struct pagoda_device *pgdev, struct ttm_buffer_obj
 static int pagoda_bo_discard(struct ttm_buffer_object *bo, struct ttm_operation_ctx *ctx,
 			     struct ttm_resource *new_mem)
 {
-	struct pagoda_device *pgdev = bdev_to_pagoda_link(bo->bdev)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(bo->bdev);
 	u32 old_type = bo->resource->mem_type;
 	int ret;
 
@@ -514,7 +514,7 @@ static int pagoda_bo_discard(struct ttm_buffer_object *bo, struct ttm_operation_
  */
 static int pagoda_bo_wait_jobs(struct ttm_buffer_object *bo, struct ttm_operation_ctx *ctx)
 {
-	struct pagoda_device *pgdev = bdev_to_pagoda_link(bo->bdev)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(bo->bdev);
 	u64 paging = pgdev->engine[PAGODA_ENGINE_PAGING].fence_context;
 	struct dma_resv_iter cursor;
 	struct dma_fence *fence;
@@ -541,7 +541,7 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
 			  struct ttm_operation_ctx *ctx, struct ttm_resource *new_mem,
 			  struct ttm_place *hop)
 {
-	struct pagoda_device *pgdev = bdev_to_pagoda_link(bo->bdev)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(bo->bdev);
 	struct ttm_resource *old_mem = bo->resource;
 	u32 old_type = old_mem ? old_mem->mem_type : TTM_PL_SYSTEM;
 	/* system pages TTM swapped out under memory pressure hold data too */
@@ -632,7 +632,7 @@ static int pagoda_bo_move(struct ttm_buffer_object *bo, bool evict,
  */
 static void pagoda_delete_mem_notify(struct ttm_buffer_object *bo)
 {
-	struct pagoda_device *pgdev = bdev_to_pagoda_link(bo->bdev)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(bo->bdev);
 
 	if (!pagoda_ttm_bo_is_pagoda(bo) || !bo->resource)
 		return;
@@ -644,7 +644,7 @@ static void pagoda_delete_mem_notify(struct ttm_buffer_object *bo)
 
 static int pagoda_io_mem_reserve(struct ttm_device *bdev, struct ttm_resource *mem)
 {
-	struct pagoda_device *pgdev = bdev_to_pagoda_link(bdev)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(bdev);
 
 	switch (mem->mem_type) {
 	case TTM_PL_SYSTEM:
@@ -663,7 +663,7 @@ static int pagoda_io_mem_reserve(struct ttm_device *bdev, struct ttm_resource *m
 
 static unsigned long pagoda_io_mem_pfn(struct ttm_buffer_object *bo, unsigned long page_offset)
 {
-	struct pagoda_device *pgdev = bdev_to_pagoda_link(bo->bdev)->gpu[0];
+	struct pagoda_device *pgdev = bdev_to_pagoda_device(bo->bdev);
 	u64 offset = pagoda_vram_res_offset(bo->resource, (u64)page_offset << PAGE_SHIFT);
 
 	return (pgdev->vram->start + offset) >> PAGE_SHIFT;
@@ -739,16 +739,17 @@ int pagoda_ttm_init(struct pagoda_device *pgdev)
 	vram = &pgdev->segs[PAGODA_SEG_VRAM];
 	hidden = &pgdev->segs[PAGODA_SEG_VRAM_HIDDEN];
 
-	ret = ttm_device_init(&pgdev->link->bdev, &pagoda_ttm_funcs, drm->dev,
+	/* one TTM device a GPU; the link's GEM objects share mmap offsets */
+	ret = ttm_device_init(&pgdev->bdev, &pagoda_ttm_funcs, &pgdev->pdev->dev,
 			      drm->anon_inode->i_mapping, drm->vma_offset_manager,
 			      false, false);
 	if (ret)
 		return ret;
-	ret = pagoda_vram_mgr_init(&pgdev->link->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM],
+	ret = pagoda_vram_mgr_init(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM],
 				   TTM_PL_VRAM, vram->size, vram->page_size);
 	if (ret)
 		goto err_device;
-	ret = pagoda_vram_mgr_init(&pgdev->link->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN],
+	ret = pagoda_vram_mgr_init(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN],
 				   PAGODA_PL_HIDDEN, hidden->size, hidden->page_size);
 	if (ret)
 		goto err_vram;
@@ -761,11 +762,11 @@ int pagoda_ttm_init(struct pagoda_device *pgdev)
 	return 0;
 
 err_hidden:
-	pagoda_vram_mgr_fini(&pgdev->link->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN]);
+	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN]);
 err_vram:
-	pagoda_vram_mgr_fini(&pgdev->link->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM]);
+	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM]);
 err_device:
-	ttm_device_fini(&pgdev->link->bdev);
+	ttm_device_fini(&pgdev->bdev);
 	return ret;
 }
 
@@ -776,7 +777,7 @@ err_device:
 void pagoda_ttm_fini(struct pagoda_device *pgdev)
 {
 	pagoda_gart_fini(pgdev);
-	pagoda_vram_mgr_fini(&pgdev->link->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN]);
-	pagoda_vram_mgr_fini(&pgdev->link->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM]);
-	ttm_device_fini(&pgdev->link->bdev);
+	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM_HIDDEN]);
+	pagoda_vram_mgr_fini(&pgdev->bdev, &pgdev->vram_mgr[PAGODA_SEG_VRAM]);
+	ttm_device_fini(&pgdev->bdev);
 }

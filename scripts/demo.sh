@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up what is missing, boot a Linux guest with a small
 # Pagoda GPU (16 MiB of VRAM, 8 MiB of hidden VRAM, a 16 MiB aperture, so
-# that the model has to work: eviction, splitting), load the driver and run
+# that the model has to work: eviction, splitting) linked with a second one
+# (one logical adapter: a peer copy), load the driver and run
 # pagoda-info and pagoda-demo, a one-minute walk through the model
 # (guest-driver/tools/pagoda-demo.c), then pagoda-kms-demo when the tools
 # have it, showing their output.
@@ -26,4 +27,4 @@ if [ -f "$PAGODA_ROOT/guest-driver/tools/pagoda-kms-demo.c" ]; then
 	programs+=(pagoda-kms-demo)
 fi
 exec "$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=16M,hidden-vram-size=8M,aperture-size=16M \
-	--pngs "$PICTURES" "$@" "${programs[@]}"
+	--link 2 --pngs "$PICTURES" "$@" "${programs[@]}"

@@ -106,6 +106,7 @@ int pagoda_bo_create(struct pagoda_dev *dev, const struct pagoda_bo_desc *desc,
 		.preferred_segment = desc->preferred_segment,
 		.eviction_segment = desc->eviction_segment,
 		.priority = desc->priority,
+		.adapter = desc->adapter,
 	};
 	int ret;
 

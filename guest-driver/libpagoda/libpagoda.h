@@ -33,6 +33,7 @@ struct pagoda_bo_desc {
 	uint32_t preferred_segment;
 	uint32_t eviction_segment;
 	uint32_t priority;		/* DRM_PAGODA_PRIORITY_* */
+	uint32_t adapter;		/* GPU of a linked adapter, 0 .. NUM_ADAPTERS - 1 */
 };
 
 int pagoda_open(struct pagoda_dev *dev);

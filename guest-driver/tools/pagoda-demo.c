@@ -5,7 +5,8 @@
  * hidden VRAM, a 16 MiB aperture): segments and allocations, eviction and
  * the paging engine, a process's address space and its page tables, a
  * DMA buffer split into portions, a faulting process beside a healthy
- * one, a hang recovered, and what debugfs and fdinfo show at the end.
+ * one, a hang recovered, a linked adapter's peer copy (when scripts/demo.sh
+ * boots two linked GPUs), and what debugfs and fdinfo show at the end.
  *   usage: pagoda-demo
  */
 #include <errno.h>
@@ -275,6 +276,74 @@ static void address_space(void)
 	pagoda_bo_free(&dev, &cmd);
 }
 
+/*
+ * Two GPUs, one adapter: an allocation in the second GPU's VRAM, mapped
+ * into this process's address space, read and written in place by a job
+ * on the first GPU through peer entries.
+ */
+static void linked(void)
+{
+	struct pagoda_bo peer, mine, cmd;
+	uint64_t adapters = 1, peer_va = 0, mine_va = 0, cmd_va = 0, vram, index;
+	struct pagoda_bo_desc desc = {
+		.size = MIB, .segments = SEG(VRAM), .preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	struct pagoda_cmdbuf cb;
+	uint32_t a, *r;
+	void *model;
+	int ret;
+
+	pagoda_query(&dev, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	if (adapters < 2)
+		return;
+	title("a linked adapter: %llu GPUs, one device, one address space",
+	      (unsigned long long)adapters);
+	for (a = 0; a < adapters; a++) {
+		struct drm_pagoda_get_param p = { .param = DRM_PAGODA_PARAM_VRAM_SIZE, .adapter = a };
+
+		vram = ioctl(dev.fd, DRM_IOCTL_PAGODA_GET_PARAM, &p) ? 0 : p.value;
+		p.param = DRM_PAGODA_PARAM_LINK_INDEX;
+		index = ioctl(dev.fd, DRM_IOCTL_PAGODA_GET_PARAM, &p) ? 0 : p.value;
+		printf("GPU %u: physical adapter %llu, %llu MiB of VRAM\n", a,
+		       (unsigned long long)index, (unsigned long long)vram >> 20);
+	}
+	desc.adapter = adapters - 1;
+	check("allocation on the peer", pagoda_bo_create(&dev, &desc, &peer));
+	check("CPU mapping", pagoda_bo_map(&dev, &peer));
+	create(&mine, MIB, 0, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM);
+	create(&cmd, 64 * KIB, 0, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
+	check("map", pagoda_vm_map(&dev, peer.handle, 0, peer.size, 0, &peer_va, 0, 0, 0));
+	check("map", pagoda_vm_map(&dev, mine.handle, 0, mine.size, 0, &mine_va, 0, 0, 0));
+	check("map", pagoda_vm_map(&dev, cmd.handle, 0, cmd.size, DRM_PAGODA_VM_READ_ONLY,
+				   &cmd_va, 0, 0, 0));
+	printf("1 MiB in GPU %llu's VRAM (%s) at VA 0x%llx, 1 MiB in GPU 0's at VA 0x%llx\n",
+	       (unsigned long long)adapters - 1, where(&peer), (unsigned long long)peer_va,
+	       (unsigned long long)mine_va);
+	memset(peer.map, 0x7e, peer.size);
+	memset(mine.map, 0, mine.size);
+	pagoda_cmdbuf_init(&cb, cmd.map, cmd.size);
+	pagoda_cmd_copy(&cb, peer_va, mine_va, peer.size);
+	pagoda_cmd_fill(&cb, peer_va, 4096, 0x600d600d);
+	pagoda_cmd_crc32(&cb, mine_va, mine.size, mine_va);
+	ret = run(&dev, ctx, cmd_va, &cb);
+	r = mine.map;
+	/* what it copied: the peer's bytes before the fill */
+	model = malloc(mine.size);
+	if (model)
+		memset(model, 0x7e, mine.size);
+	printf("a job on GPU 0 copied the peer's 1 MiB through peer entries: CRC-32 0x%08x (CPU: 0x%08x); it wrote the peer too: 0x%08x %s\n",
+	       r[0], model ? pagoda_crc32(model, mine.size) : 0, ((uint32_t *)peer.map)[0],
+	       ret ? strerror(-ret) : "");
+	free(model);
+	pagoda_bo_unmap(&peer);
+	pagoda_bo_free(&dev, &peer);
+	pagoda_bo_unmap(&mine);
+	pagoda_bo_free(&dev, &mine);
+	pagoda_bo_unmap(&cmd);
+	pagoda_bo_free(&dev, &cmd);
+}
+
 #define STEPS		30
 #define STEP_SIZE	(4 * MIB)
 
@@ -457,6 +526,7 @@ int main(void)
 	address_space();
 	split();
 	fault_and_hang();
+	linked();
 	finale();
 	return 0;
 }

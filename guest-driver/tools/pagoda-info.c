@@ -42,6 +42,7 @@ static const struct {
 	{ DRM_PAGODA_PARAM_VA_BITS, "VA bits" },
 	{ DRM_PAGODA_PARAM_MMU_LEVELS, "page-table levels" },
 	{ DRM_PAGODA_PARAM_VA_START, "lowest VA" },
+	{ DRM_PAGODA_PARAM_NUM_ADAPTERS, "GPUs (linked adapter)" },
 };
 
 static const struct {

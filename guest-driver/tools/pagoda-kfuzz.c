@@ -254,7 +254,8 @@ static void do_gem_create(struct state *st, const uint64_t *a)
 	struct drm_pagoda_gem_create c = {
 		.size = a[0] < SMALL_LIMIT ? sizes[a[0] % ARRAY_SIZE(sizes)] : a[0],
 		.flags = a[1], .segments = a[2], .preferred_segment = a[3],
-		.eviction_segment = a[4], .priority = a[5], .pad = a[6],
+		.eviction_segment = a[4], .priority = a[5], .adapter = a[6] % 8 == 7,
+		.pad = a[7] % 8 == 7,
 	};
 
 	if (xioctl(K_GEM_CREATE, st->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &c))

@@ -221,7 +221,7 @@ static int gem_create_expected(const struct drm_pagoda_gem_create *args)
 	if (a->eviction_segment == DRM_PAGODA_SEGMENT_APERTURE)
 		a->eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM;
 	if (a->pad || a->flags & ~DRM_PAGODA_BO_FLAGS || !a->size || !a->segments ||
-	    a->segments & ~known)
+	    a->segments & ~known || a->adapter >= num_adapters)
 		return EINVAL;
 	if (a->preferred_segment >= 4 || !(a->segments & DRM_PAGODA_SEGMENT_MASK(a->preferred_segment)))
 		return EINVAL;
@@ -259,6 +259,7 @@ static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
 	args.eviction_segment = rnd_below(4) ? rnd_below(4) : (uint32_t)rnd_value();
 	args.priority = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
 	args.handle = rnd();
+	args.adapter = rnd_below(4) ? 0 : rnd_below(2) ? rnd_below(num_adapters + 1) : rnd_value();
 	args.pad = rnd_below(8) ? 0 : rnd_value();
 	want = gem_create_expected(&args);
 

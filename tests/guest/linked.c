@@ -8,10 +8,25 @@
  * through sysfs), and refuses an adapter beyond them with EINVAL.
  * Unbinding any one member takes the whole logical adapter away (a file
  * opened before gets ENODEV) and binding it again brings it back whole.
+ *
+ * Peer mappings: allocations created on GPU 1 (GEM_CREATE's adapter), in
+ * its VRAM and its hidden VRAM, written by the CPU through GPU 1's BARs,
+ * mapped into the process's address space, are read and written by a job
+ * on GPU 0 through peer entries, byte-exact against the CPU; pushed out of
+ * GPU 1's VRAM by other allocations there, the same job still gets the
+ * same bytes (the space's entries follow the move). A physical-mode
+ * buffer on GPU 0 cannot name GPU 1's allocation, nor can GPU 0's display
+ * scan one out (EINVAL), and an adapter beyond the link is EINVAL.
  */
+#include <drm_fourcc.h>
+#include <xf86drmMode.h>
+
 #include <libpagoda.h>
 
-#include "pagoda_test.h"
+#include "pagoda_vm_test.h"
+
+#define KIB		1024ull
+#define MIB		(1024 * KIB)
 
 struct member {
 	char bdf[PT_NAME_MAX];
@@ -189,6 +204,254 @@ static void unbind_member(const struct member *members, unsigned int n, unsigned
 	check_whole(members, n, when);
 }
 
+/* An allocation of GPU @adapter in @seg (and system memory), mapped by the CPU and the space. */
+static int peer_buf(struct pagoda_dev *dev, struct pt_buf *b, uint64_t size, unsigned int seg,
+		    uint32_t adapter, uint32_t flags)
+{
+	struct pagoda_bo_desc desc = {
+		.size = size, .flags = flags, .adapter = adapter,
+		.segments = DRM_PAGODA_SEGMENT_MASK(seg) |
+			    DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		.preferred_segment = seg, .priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	ret = pagoda_bo_create(dev, &desc, &b->bo);
+	if (!ret)
+		ret = pagoda_bo_map(dev, &b->bo);
+	if (!ret && !(flags & DRM_PAGODA_BO_PHYSICAL))
+		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, 0, &b->va, 0, 0, 0);
+	return ret;
+}
+
+static uint32_t segment_of(struct pagoda_dev *dev, const struct pagoda_bo *bo)
+{
+	struct drm_pagoda_gem_info info = { .handle = bo->handle };
+
+	return ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_INFO, &info) ? ~0u : info.segment;
+}
+
+/*
+ * A job on GPU 0 copies the first half of @peer into @local, fills the
+ * third quarter of @peer, writes immediates at its end and the CRC32 of
+ * @local's copy next to them; everything checked against the CPU model.
+ */
+static void peer_job(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *peer,
+		     struct pt_buf *local, struct pt_buf *cmd, const char *what)
+{
+	static const uint32_t imm[] = { 0xfeedface, 0x0badf00d, 0x13579bdf };
+	uint64_t size = peer->bo.size;
+	uint32_t *p = peer->bo.map, *l = local->bo.map, *model, i, bad = 0;
+	struct pagoda_cmdbuf cb;
+	int ret;
+
+	model = malloc(size);
+	if (!pt_check(model != NULL, "%s: memory for the model", what))
+		return;
+	for (i = 0; i < size / 4; i++)
+		p[i] = model[i] = i * 2654435761u ^ 0x5eed;
+	memset(l, 0x5a, local->bo.size);
+	pagoda_cmdbuf_init(&cb, cmd->bo.map, cmd->bo.size);
+	pagoda_cmd_copy(&cb, peer->va, local->va, size / 2);
+	pagoda_cmd_fill(&cb, peer->va + size / 2, size / 4, 0xc0ffee11);
+	pagoda_cmd_write_imm(&cb, peer->va + size - 64, imm, 3);
+	pagoda_cmd_crc32(&cb, local->va, size / 2, peer->va + size - 8);
+	ret = pt_run(dev, ctx, cmd, &cb);
+	pt_check(!ret, "%s: the job on GPU 0 ran (%s)", what, ret ? strerror(-ret) : "ok");
+
+	for (i = size / 8; i < size / 16 * 3; i++)
+		model[i] = 0xc0ffee11;
+	memcpy(&model[size / 4 - 16], imm, sizeof(imm));
+	model[size / 4 - 2] = pt_crc32(model, size / 2);
+	for (i = 0; i < size / 8; i++)
+		bad += l[i] != model[i];
+	for (i = 0; i < size / 4; i++)
+		bad += p[i] != model[i];
+	pt_check(!bad, "%s: GPU 1's allocation read and written by GPU 0 byte-exact (%u words differ)",
+		 what, bad);
+	free(model);
+}
+
+static void test_peer(unsigned int n)
+{
+	static const unsigned int segs[] = { DRM_PAGODA_SEGMENT_VRAM, DRM_PAGODA_SEGMENT_VRAM_HIDDEN };
+	static const char *const names[] = { "", "VRAM", "hidden VRAM" };
+	struct pt_buf peer, local, cmd, fill[40];
+	struct pagoda_dev dev;
+	unsigned int i, f, nfill;
+	char what[64];
+	uint32_t ctx;
+	int ret;
+
+	if (!pt_check(!pagoda_open(&dev), "open the link's render node"))
+		return;
+	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	if (!ret)
+		ret = pt_buf_create(&dev, &local, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = pt_buf_create(&dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!pt_check(!ret, "a context, a local allocation and a command buffer (%d)", ret))
+		goto out;
+
+	for (i = 0; i < ARRAY_SIZE(segs); i++) {
+		ret = peer_buf(&dev, &peer, 256 * KIB, segs[i], n - 1, 0);
+		if (!pt_check(!ret, "an allocation in GPU %u's %s, mapped (%d)", n - 1,
+			      names[segs[i]], ret))
+			continue;
+		pt_check(segment_of(&dev, &peer.bo) == segs[i], "it is in segment %u (want %u)",
+			 segment_of(&dev, &peer.bo), segs[i]);
+		snprintf(what, sizeof(what), "peer %s", names[segs[i]]);
+		peer_job(&dev, ctx, &peer, &local, &cmd, what);
+
+		/* other allocations of the peer push it out of its segment */
+		for (nfill = 0; nfill < ARRAY_SIZE(fill); nfill++) {
+			struct pagoda_bo_desc desc = {
+				.size = 4 * MIB, .adapter = n - 1,
+				.segments = DRM_PAGODA_SEGMENT_MASK(segs[i]),
+				.preferred_segment = segs[i], .eviction_segment = segs[i],
+				.priority = DRM_PAGODA_PRIORITY_HIGH,
+			};
+
+			memset(&fill[nfill], 0, sizeof(fill[nfill]));
+			if (pagoda_bo_create(&dev, &desc, &fill[nfill].bo))
+				break;
+			if (segment_of(&dev, &peer.bo) != segs[i])
+				break;
+		}
+		pt_check(segment_of(&dev, &peer.bo) == DRM_PAGODA_SEGMENT_SYSTEM,
+			 "%s: evicted to system memory by %u allocations of GPU %u", what,
+			 nfill + 1, n - 1);
+		snprintf(what, sizeof(what), "peer %s, evicted", names[segs[i]]);
+		peer_job(&dev, ctx, &peer, &local, &cmd, what);
+		for (f = 0; f <= nfill && f < ARRAY_SIZE(fill); f++)
+			if (fill[f].bo.handle)
+				pagoda_bo_free(&dev, &fill[f].bo);
+		pt_buf_destroy(&dev, &peer);
+	}
+	pt_buf_destroy(&dev, &cmd);
+	pt_buf_destroy(&dev, &local);
+out:
+	pagoda_close(&dev);
+}
+
+/* A framebuffer of @w x @h over a new surface of GPU @adapter; 0 on failure. */
+static uint32_t make_fb(struct pagoda_dev *dev, struct pt_buf *surface, uint32_t w, uint32_t h,
+			uint32_t adapter)
+{
+	uint32_t handles[4] = { 0 }, pitches[4] = { w * 4 }, offsets[4] = { 0 }, fb_id = 0;
+
+	if (peer_buf(dev, surface, (uint64_t)w * h * 4, DRM_PAGODA_SEGMENT_VRAM, adapter,
+		     DRM_PAGODA_BO_PRIMARY))
+		return 0;
+	handles[0] = surface->bo.handle;
+	if (drmModeAddFB2(dev->fd, w, h, DRM_FORMAT_ARGB8888, handles, pitches, offsets, &fb_id, 0))
+		return 0;
+	return fb_id;
+}
+
+/*
+ * Each plane (primary, cursor) shows a surface of GPU 0 and refuses the
+ * same one of GPU @n - 1 with EINVAL: the controller reads its own memory.
+ */
+static void show_on_planes(struct pagoda_dev *dev, unsigned int n)
+{
+	drmModePlaneRes *planes;
+	struct pt_buf surface[2];
+	drmModeCrtc *crtc = NULL;
+	drmModeRes *res;
+	uint32_t fb[2] = { 0 }, p, w = 0, h = 0, k;
+
+	drmSetClientCap(dev->fd, DRM_CLIENT_CAP_UNIVERSAL_PLANES, 1);
+	res = drmModeGetResources(dev->fd);
+	planes = drmModeGetPlaneResources(dev->fd);
+	if (res && res->count_crtcs)
+		crtc = drmModeGetCrtc(dev->fd, res->crtcs[0]);
+	if (crtc && crtc->mode_valid) {
+		w = crtc->mode.hdisplay;
+		h = crtc->mode.vdisplay;
+	}
+	if (!pt_check(planes && w && h, "planes and the CRTC's mode (%ux%u)", w, h))
+		goto out;
+	for (k = 0; k < 2; k++) {
+		fb[k] = make_fb(dev, &surface[k], w, h, k ? n - 1 : 0);
+		pt_check(fb[k], "a %ux%u framebuffer of GPU %u", w, h, k ? n - 1 : 0);
+	}
+	for (p = 0; fb[0] && fb[1] && p < planes->count_planes; p++) {
+		drmModePlane *plane = drmModeGetPlane(dev->fd, planes->planes[p]);
+		/* the primary plane shows the console's framebuffer; the cursor is 64x64 */
+		uint32_t pw = plane && plane->fb_id == crtc->buffer_id ? w : 64;
+		int ret[2];
+
+		for (k = 0; k < 2; k++)
+			ret[k] = drmModeSetPlane(dev->fd, planes->planes[p], res->crtcs[0], fb[k], 0, 0,
+						 0, pw, pw == w ? h : 64, 0, 0, pw << 16,
+						 (pw == w ? h : 64) << 16) ? errno : 0;
+		pt_check(!ret[0] && ret[1] == EINVAL,
+			 "plane %u: GPU 0's surface %s, GPU %u's %s (want shown, EINVAL)",
+			 planes->planes[p], ret[0] ? strerror(ret[0]) : "shown", n - 1,
+			 ret[1] ? strerror(ret[1]) : "shown");
+		drmModeFreePlane(plane);
+	}
+	for (k = 0; k < 2; k++) {
+		if (fb[k])
+			drmModeRmFB(dev->fd, fb[k]);
+		if (surface[k].bo.handle) {
+			pagoda_bo_unmap(&surface[k].bo);
+			pagoda_bo_free(dev, &surface[k].bo);
+		}
+	}
+out:
+	drmModeFreeCrtc(crtc);
+	drmModeFreePlaneResources(planes);
+	drmModeFreeResources(res);
+}
+
+/* What may not reach a peer: physical-mode buffers, scanout, adapters past the link. */
+static void test_peer_refused(unsigned int n)
+{
+	struct drm_pagoda_gem_create create = {
+		.size = 64 * KIB, .segments = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		.adapter = n,
+	};
+	struct drm_pagoda_phys_alloc alloc = { 0, DRM_PAGODA_PHYS_WRITE };
+	struct drm_pagoda_phys_patch patches[4];
+	struct pagoda_physbuf pb;
+	struct pagoda_dev dev;
+	struct pt_buf phys;
+	uint32_t ctx, words[64];
+	int ret;
+
+	if (!pt_check(!pagoda_open(&dev), "open the link's render node"))
+		return;
+	ret = ioctl(dev.fd, DRM_IOCTL_PAGODA_GEM_CREATE, &create) ? errno : 0;
+	pt_check(ret == EINVAL, "GEM_CREATE on adapter %u (past the link): %s (want EINVAL)", n,
+		 strerror(ret));
+
+	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	if (!ret)
+		ret = peer_buf(&dev, &phys, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1,
+			       DRM_PAGODA_BO_PHYSICAL);
+	if (pt_check(!ret, "a physically accessed allocation of GPU %u (%d)", n - 1, ret)) {
+		alloc.handle = phys.bo.handle;
+		pagoda_physbuf_init(&pb, words, sizeof(words), patches, 4);
+		pagoda_phys_bind(&pb, 0, 0, 0);
+		pagoda_phys_fill(&pb, 0, 0, 4096, 0x1234);
+		ret = pt_run_phys(&dev, ctx, &pb, &alloc, 1, NULL);
+		pt_check(ret == -EINVAL, "SUBMIT_PHYS on GPU 0 naming it: %s (want EINVAL)",
+			 ret ? strerror(-ret) : "ran");
+		pagoda_bo_unmap(&phys.bo);
+		pagoda_bo_free(&dev, &phys.bo);
+	}
+	pagoda_close(&dev);
+
+	/* KMS on the primary node: a framebuffer of GPU 1's memory is not shown */
+	if (!pt_check(!pagoda_open_primary(&dev), "open the link's primary node"))
+		return;
+	show_on_planes(&dev, n);
+	pagoda_close(&dev);
+}
+
 int main(void)
 {
 	unsigned int want = pt_cmdline_number("pagoda_guest.link", 1);
@@ -207,6 +470,8 @@ int main(void)
 
 	check_whole(members, n, "at boot");
 	if (n > 1) {
+		test_peer(n);
+		test_peer_refused(n);
 		unbind_member(members, n, n - 1);
 		unbind_member(members, n, 0);
 	}

@@ -103,7 +103,9 @@ static inline int pt_read_u64(const char *path, uint64_t *value)
 
 /*
  * Find the Pagoda PCI function by the IDs sysfs reports, independent of the
- * driver. Fills @bdf (e.g. "0000:00:03.0"); returns 0 or -ENODEV.
+ * driver: of the GPUs of a link, the one with the DRM device (its first),
+ * else the first found. Fills @bdf (e.g. "0000:00:03.0"); returns 0 or
+ * -ENODEV.
  */
 static inline int pt_find_pci(char *bdf, size_t len)
 {
@@ -125,11 +127,14 @@ static inline int pt_find_pci(char *bdf, size_t len)
 		snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/device", de->d_name);
 		if (pt_read_u64(path, &device))
 			continue;
-		if (vendor == PAGODA_PCI_VENDOR_ID && device == PAGODA_PCI_DEVICE_ID) {
+		if (vendor != PAGODA_PCI_VENDOR_ID || device != PAGODA_PCI_DEVICE_ID)
+			continue;
+		snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/drm", de->d_name);
+		if (ret || !access(path, F_OK))
 			snprintf(bdf, len, "%s", de->d_name);
-			ret = 0;
+		ret = 0;
+		if (!access(path, F_OK))
 			break;
-		}
 	}
 	closedir(dir);
 	return ret;

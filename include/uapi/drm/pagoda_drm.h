@@ -165,6 +165,9 @@ struct drm_pagoda_get_param {
  *	(system memory by default: DRM_PAGODA_SEGMENT_SYSTEM)
  * @priority: in: DRM_PAGODA_PRIORITY_*
  * @handle: out: GEM handle
+ * @adapter: in: the GPU of the logical adapter whose segments hold it (0
+ *	to DRM_PAGODA_PARAM_NUM_ADAPTERS - 1, as in GET_PARAM; 0 on a GPU that
+ *	is not linked)
  * @pad: must be zero
  */
 struct drm_pagoda_gem_create {
@@ -175,7 +178,8 @@ struct drm_pagoda_gem_create {
 	__u32 eviction_segment;
 	__u32 priority;
 	__u32 handle;
-	__u64 pad;
+	__u32 adapter;
+	__u32 pad;
 };
 
 /**
