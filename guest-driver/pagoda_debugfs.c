@@ -2,7 +2,10 @@
 /*
  * DOC: Pagoda debugfs
  *
- * Files under /sys/kernel/debug/dri/<minor>/:
+ * Files under /sys/kernel/debug/dri/<minor>/: those of the link
+ * (``allocations``, ``vms``) and of its first GPU; each other GPU of a
+ * linked adapter has its own in ``gpu<i>/`` (i its position in the link,
+ * as GET_PARAM's adapter):
  *
  * - ``segments``: one line per segment: size, used, free and largest free
  *   block, evictions (and how many of them discarded contents not
@@ -10,8 +13,9 @@
  *   aperture's table entries, used and free (GART occupancy); then the
  *   CPU host aperture's slots: how many, in use, mappings made and slots
  *   taken from another page;
- * - ``allocations``: every allocation of the device: size, where it is
- *   now (segment, offset, contiguous), allowed segments, flags, priority;
+ * - ``allocations``: every allocation of the link: its GPU (physical
+ *   adapter index), size, where it is now (segment, offset, contiguous),
+ *   allowed segments, flags, priority;
  * - ``evict`` (write-only): a segment id written evicts what is not pinned
  *   from that segment;
  * - ``paging_fault`` (write-only): a write submits a paging job that faults,
@@ -80,10 +84,9 @@ const char *pagoda_segment_name(unsigned int id)
 	return id < PAGODA_NUM_SEGMENTS ? pagoda_segment_names[id] : "unknown";
 }
 
-static int pagoda_debugfs_segments(struct seq_file *m, void *data)
+static int pagoda_debugfs_segments_show(struct seq_file *m, void *data)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
+	struct pagoda_device *pgdev = m->private;
 	u64 maps, reuses;
 	u32 slots_used;
 	unsigned int id;
@@ -130,8 +133,9 @@ static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
 	u32 contiguous;
 	u64 offset;
 
-	seq_printf(m, "%p size %zu allowed 0x%x flags 0x%x priority %u%s", bo, tbo->base.size,
-		   bo->segments, bo->flags, bo->priority,
+	seq_printf(m, "%p gpu %u size %zu allowed 0x%x flags 0x%x priority %u%s", bo,
+		   pagoda_bo_device(bo)->link_index, tbo->base.size, bo->segments, bo->flags,
+		   bo->priority,
 		   READ_ONCE(bo->madv) == DRM_PAGODA_MADV_DONTNEED ? " dontneed" : "");
 	if (!dma_resv_trylock(tbo->base.resv)) {
 		seq_puts(m, " busy\n");
@@ -158,16 +162,16 @@ static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
 static int pagoda_debugfs_allocations(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
+	struct pagoda_link *link = to_pagoda_link(entry->dev);
 	struct pagoda_bo *bo;
 	unsigned int count = 0;
 
-	mutex_lock(&pgdev->link->bo_list_lock);
-	list_for_each_entry(bo, &pgdev->link->bo_list, link) {
+	mutex_lock(&link->bo_list_lock);
+	list_for_each_entry(bo, &link->bo_list, link) {
 		pagoda_debugfs_bo(m, bo);
 		count++;
 	}
-	mutex_unlock(&pgdev->link->bo_list_lock);
+	mutex_unlock(&link->bo_list_lock);
 	seq_printf(m, "%u allocations\n", count);
 	return 0;
 }
@@ -487,26 +491,25 @@ static const struct file_operations pagoda_debugfs_evict_fops = {
 static int pagoda_debugfs_vms(struct seq_file *m, void *data)
 {
 	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
+	struct pagoda_link *link = to_pagoda_link(entry->dev);
 	unsigned int count = 0, tables = 0, l;
 	struct pagoda_vm *vm;
 
-	mutex_lock(&pgdev->link->vm_list_lock);
-	list_for_each_entry(vm, &pgdev->link->vm_list, link) {
+	mutex_lock(&link->vm_list_lock);
+	list_for_each_entry(vm, &link->vm_list, link) {
 		pagoda_vm_debugfs_show(m, vm);
 		for (l = 0; l < vm->levels; l++)
 			tables += READ_ONCE(vm->pt.tables[l]);
 		count++;
 	}
-	mutex_unlock(&pgdev->link->vm_list_lock);
+	mutex_unlock(&link->vm_list_lock);
 	seq_printf(m, "%u address spaces, %u page tables\n", count, tables);
 	return 0;
 }
 
-static int pagoda_debugfs_faults(struct seq_file *m, void *data)
+static int pagoda_debugfs_faults_show(struct seq_file *m, void *data)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
+	struct pagoda_device *pgdev = m->private;
 	struct pagoda_fault_entry log[PAGODA_FAULT_LOG];
 	unsigned long flags;
 	u64 count, i;
@@ -526,10 +529,9 @@ static int pagoda_debugfs_faults(struct seq_file *m, void *data)
 	return 0;
 }
 
-static int pagoda_debugfs_resets(struct seq_file *m, void *data)
+static int pagoda_debugfs_resets_show(struct seq_file *m, void *data)
 {
-	struct drm_debugfs_entry *entry = m->private;
-	struct pagoda_device *pgdev = to_pagoda_link(entry->dev)->gpu[0];
+	struct pagoda_device *pgdev = m->private;
 
 	mutex_lock(&pgdev->recovery_lock);
 	seq_printf(m, "engine resets %llu\nadapter resets %llu\n", pgdev->engine_resets,
@@ -538,11 +540,9 @@ static int pagoda_debugfs_resets(struct seq_file *m, void *data)
 	return 0;
 }
 
-static int pagoda_debugfs_phys_queue(struct seq_file *m, void *data)
+static int pagoda_debugfs_phys_queue_show(struct seq_file *m, void *data)
 {
-	struct drm_debugfs_entry *entry = m->private;
-
-	pagoda_phys_queue_show(to_pagoda_link(entry->dev)->gpu[0], m);
+	pagoda_phys_queue_show(m->private, m);
 	return 0;
 }
 
@@ -573,35 +573,61 @@ static const struct file_operations pagoda_debugfs_phys_hold_fops = {
 	.release = pagoda_debugfs_phys_hold_release,
 };
 
+DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_segments);
+DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_faults);
+DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_resets);
+DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_phys_queue);
+
+/* The link's files: its allocations and address spaces. */
 static const struct drm_debugfs_info pagoda_debugfs_files[] = {
-	{ "segments", pagoda_debugfs_segments },
 	{ "allocations", pagoda_debugfs_allocations },
 	{ "vms", pagoda_debugfs_vms },
-	{ "faults", pagoda_debugfs_faults },
-	{ "resets", pagoda_debugfs_resets },
-	{ "phys_queue", pagoda_debugfs_phys_queue },
 };
+
+/* The files of one GPU, in @dir. */
+static void pagoda_debugfs_gpu_init(struct pagoda_device *pgdev, struct dentry *dir)
+{
+	static const struct {
+		const char *name;
+		umode_t mode;
+		const struct file_operations *fops;
+	} files[] = {
+		{ "segments", 0444, &pagoda_debugfs_segments_fops },
+		{ "faults", 0444, &pagoda_debugfs_faults_fops },
+		{ "resets", 0444, &pagoda_debugfs_resets_fops },
+		{ "phys_queue", 0444, &pagoda_debugfs_phys_queue_fops },
+		{ "evict", 0200, &pagoda_debugfs_evict_fops },
+		{ "paging_fault", 0200, &pagoda_debugfs_paging_fault_fops },
+		{ "paging_selftest", 0200, &pagoda_debugfs_paging_selftest_fops },
+		{ "paging_hang", 0200, &pagoda_debugfs_paging_hang_fops },
+		{ "engine_reset_fails", 0200, &pagoda_debugfs_engine_reset_fails_fops },
+		{ "phys_hold", 0200, &pagoda_debugfs_phys_hold_fops },
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++)
+		debugfs_create_file(files[i].name, files[i].mode, dir, pgdev, files[i].fops);
+}
 
 /**
  * pagoda_debugfs_init - declare the debugfs files
- * @pgdev: device about to be registered (the files appear then)
+ * @link: link about to be registered (the files appear then)
+ *
+ * The first GPU's files are in the DRM device's directory, beside the
+ * link's; each other GPU of a link has its own in gpu<i>/, i its position.
  */
-void pagoda_debugfs_init(struct pagoda_device *pgdev)
+void pagoda_debugfs_init(struct pagoda_link *link)
 {
-	drm_debugfs_add_files(pgdev->drm, pagoda_debugfs_files,
-			      ARRAY_SIZE(pagoda_debugfs_files));
-	debugfs_create_file("evict", 0200, pgdev->drm->debugfs_root, pgdev,
-			    &pagoda_debugfs_evict_fops);
-	debugfs_create_file("paging_fault", 0200, pgdev->drm->debugfs_root, pgdev,
-			    &pagoda_debugfs_paging_fault_fops);
-	debugfs_create_file("paging_selftest", 0200, pgdev->drm->debugfs_root, pgdev,
-			    &pagoda_debugfs_paging_selftest_fops);
-	debugfs_create_file("paging_hang", 0200, pgdev->drm->debugfs_root, pgdev,
-			    &pagoda_debugfs_paging_hang_fops);
-	debugfs_create_file("engine_reset_fails", 0200, pgdev->drm->debugfs_root, pgdev,
-			    &pagoda_debugfs_engine_reset_fails_fops);
-	debugfs_create_file("phys_hold", 0200, pgdev->drm->debugfs_root, pgdev,
-			    &pagoda_debugfs_phys_hold_fops);
+	char name[16];
+	unsigned int i;
+
+	drm_debugfs_add_files(&link->drm, pagoda_debugfs_files, ARRAY_SIZE(pagoda_debugfs_files));
+	pagoda_debugfs_gpu_init(link->gpu[0], link->drm.debugfs_root);
+	for (i = 1; i < link->num_gpus; i++) {
+		snprintf(name, sizeof(name), "gpu%u", i);
+		pagoda_debugfs_gpu_init(link->gpu[i],
+					debugfs_create_dir(name, link->drm.debugfs_root));
+	}
 }
 
 /*

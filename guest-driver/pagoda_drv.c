@@ -408,7 +408,7 @@ static int pagoda_link_bind(struct device *dev)
 	if (ret)
 		goto err_unbind;
 
-	pagoda_debugfs_init(pgdev);
+	pagoda_debugfs_init(link);
 	ret = drm_dev_register(&link->drm, 0);
 	if (ret)
 		goto err_unbind;

@@ -476,7 +476,8 @@ void pagoda_residency_close(struct drm_gem_object *obj, struct drm_file *file);
 unsigned int pagoda_residency_count(struct pagoda_file *pfile, struct pagoda_bo *bo);
 void pagoda_bo_unmap_all_dma(struct pagoda_device *pgdev);
 int pagoda_bo_evict_segment(struct pagoda_device *pgdev, u32 mem_type);
-void pagoda_debugfs_init(struct pagoda_device *pgdev);
+struct pagoda_link;
+void pagoda_debugfs_init(struct pagoda_link *link);
 struct drm_printer;
 void pagoda_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 

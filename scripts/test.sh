@@ -121,9 +121,13 @@ VM_DEVICES="mmu-levels=2 segment-page-size=4096"
 PHYS_PROGRAMS="phys_split"
 PHYS_DEVICE=vram-size=16M,hidden-vram-size=8M,aperture-size=16M
 # Two GPUs linked into one logical adapter (scripts/run-guest.sh --link 2):
-# the link's own program, and programs that unbind, reset and use it.
-LINK_PROGRAMS="linked get_param_errors vm_render rebind pci_reset ioctl_fuzz"
+# the link's own program, and programs that unbind, reset and use it (the
+# stress program's allocations go to both GPUs); then (stock kernel) the
+# link with work in flight across a snapshot and live migrations.
+LINK_PROGRAMS="linked get_param_errors vm_render rebind pci_reset ioctl_fuzz stress"
 LINK_GPUS=2
+LINK_MIGRATION_PROGRAMS="stress linked"
+LINK_MIGRATION_ARGS="--snapshots 1 --migrate 2 --migrate-interval 4 --stress-seconds 12"
 # Programs with GPU work in flight while the running guest is snapshotted
 # and restored once, then live-migrated to a new QEMU three times
 # (scripts/migrate-guest.py), on the suite's device: what they check must
@@ -149,9 +153,8 @@ main_boot() {
 }
 
 # other_boots KERNEL KIND: the interrupt programs under INTx, the
-# address-space programs on the other page-table layouts, physical mode
-# on a small device (with the UAPI fuzzer on the debug kernel), a linked
-# adapter, and GPU work across live migrations.
+# address-space programs on the other page-table layouts, and physical
+# mode on a small device (with the UAPI fuzzer on the debug kernel).
 other_boots() {
 	local kernel=$1 kind=$2 opts
 	guest_boot "$kind" "$kernel-intx" --kernel "$kernel" --prebuilt \
@@ -160,23 +163,39 @@ other_boots() {
 		guest_boot "$kind" "$kernel-$opts" --kernel "$kernel" --prebuilt \
 			--append "$DRIVER_ARGS" --device "$SUITE_DEVICE,$opts" $VM_PROGRAMS
 	done
-	# shellcheck disable=SC2086 # word splitting intended
-	guest_boot "$kind" "$kernel-link" --kernel "$kernel" --prebuilt \
-		--append "$DRIVER_ARGS" --device "$SUITE_DEVICE" --link "$LINK_GPUS" $LINK_PROGRAMS
 	guest_boot "$kind" "$kernel-phys" --kernel "$kernel" --prebuilt \
 		--append "$DRIVER_ARGS $KFUZZ_ARGS" --device "$PHYS_DEVICE" $PHYS_PROGRAMS \
 		${KFUZZ_PROGRAM[$kernel]}
+}
+
+# link_boot KERNEL KIND: a linked adapter of two GPUs.
+link_boot() {
 	# shellcheck disable=SC2086 # word splitting intended
-	guest_boot "$kind" "$kernel-migration" --kernel "$kernel" --prebuilt \
+	guest_boot "$2" "$1-link" --kernel "$1" --prebuilt \
+		--append "$DRIVER_ARGS" --device "$SUITE_DEVICE" --link "$LINK_GPUS" \
+		--stress-seconds 15 $LINK_PROGRAMS
+}
+
+# migration_boots KERNEL KIND: GPU work across a snapshot and live
+# migrations, on one GPU, and (stock kernel) on a linked adapter.
+migration_boots() {
+	# shellcheck disable=SC2086 # word splitting intended
+	guest_boot "$2" "$1-migration" --kernel "$1" --prebuilt \
 		--append "$DRIVER_ARGS" --device "$SUITE_DEVICE" $MIGRATION_ARGS \
 		$MIGRATION_PROGRAMS
+	[ "$1" = stock ] || return 0
+	# shellcheck disable=SC2086 # word splitting intended
+	guest_boot "$2" "$1-link-migration" --kernel "$1" --prebuilt \
+		--append "$DRIVER_ARGS" --device "$SUITE_DEVICE" --link "$LINK_GPUS" \
+		$LINK_MIGRATION_ARGS $LINK_MIGRATION_PROGRAMS
 }
 
 # debug_side: the debug kernel (built on first use, minutes) and its image,
 # then the debug kernel's main boot, the longest (KASAN and lockdep slow
-# the guest down), beside everything else: a guest leaves a core idle much
-# of the time. Leaves $DEBUG_READY or $DEBUG_FAILED for the other side,
-# which runs the debug kernel's other boots. Output to DEBUG_SIDE_LOG.
+# the guest down), its link and its migrations, beside everything else: a
+# guest leaves a core idle much of the time. Leaves $DEBUG_READY or
+# $DEBUG_FAILED for the other side, which runs the debug kernel's other
+# boots. Output to DEBUG_SIDE_LOG.
 debug_side() {
 	local start
 	start=$(date +%s)
@@ -185,6 +204,8 @@ debug_side() {
 		echo "debug-kernel-and-image $(( $(date +%s) - start ))" >>"$TIMES"
 		touch "$DEBUG_READY"
 		main_boot debug guest-debug
+		link_boot debug guest-debug
+		migration_boots debug guest-debug
 	else
 		touch "$DEBUG_FAILED"
 		echo "0 1" >>"$LOGS/counts-guest-debug"
@@ -321,6 +342,8 @@ main() {
 	timed qtests qtests
 	main_boot stock guest
 	other_boots stock guest
+	link_boot stock guest
+	migration_boots stock guest
 	if wait_debug_image; then
 		other_boots debug guest-debug
 	fi

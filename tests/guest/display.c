@@ -945,8 +945,11 @@ out_bg:
  * A cursor moved while a page flip is pending goes to the controller at
  * once (the legacy cursor ioctls are async updates), not a frame later
  * behind the flip: the flip's event is not there yet when the move
- * returns (9 of 10 times at least: the flip may land during the move), and
- * the screen then shows the last flip's picture with the cursor where it
+ * returns. A move that waited for the flip would never return first; one
+ * that does not returns first unless the flip lands during the move, which
+ * a guest slowed down by a busy host (the debug kernel beside other
+ * guests) lets happen a few times in ten: most of ten is the test. The
+ * screen then shows the last flip's picture with the cursor where it
  * was last put.
  */
 static void test_cursor_async(struct kms *k)
@@ -982,7 +985,7 @@ static void test_cursor_async(struct kms *k)
 		if (!pt_check(!wait_flip(k, &done), "cursor async: flip %d event", i))
 			break;
 	}
-	pt_check(ahead >= 9, "cursor async: %d of 10 moves returned while their flip was pending",
+	pt_check(ahead > 5, "cursor async: %d of 10 moves returned while their flip was pending",
 		 ahead);
 	wait_latched(k);
 	screen_is("cursor-async", w, h, screen_crc(w, h, 31, 109, 59, 0, 0, CURSOR, CURSOR));

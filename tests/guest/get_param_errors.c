@@ -33,8 +33,8 @@ int main(void)
 	expect_errno(fd, &args, EINVAL, "param 0x100");
 	args = (struct drm_pagoda_get_param){ .param = 0xffffffff };
 	expect_errno(fd, &args, EINVAL, "param 0xffffffff");
-	if (pt_check(!pt_get_param(fd, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters) && adapters,
-		     "%llu adapters", (unsigned long long)adapters)) {
+	ret = pt_get_param(fd, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	if (pt_check(!ret && adapters, "%llu adapters", (unsigned long long)adapters)) {
 		args = (struct drm_pagoda_get_param){ .param = DRM_PAGODA_PARAM_CHIP_ID,
 						       .adapter = adapters };
 		expect_errno(fd, &args, EINVAL, "valid param of the adapter after the last");

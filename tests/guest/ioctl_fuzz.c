@@ -170,6 +170,7 @@ static uint32_t live[MAX_LIVE];
 static uint64_t live_size[MAX_LIVE];	/* their sizes, as GEM_CREATE reported them */
 static uint32_t live_flags[MAX_LIVE];	/* their DRM_PAGODA_BO_* flags */
 static uint32_t live_segs[MAX_LIVE];	/* the segments they may live in */
+static uint32_t live_adapter[MAX_LIVE];	/* the GPU of the link holding them */
 static uint64_t live_page[MAX_LIVE];	/* the page size they are made of */
 static uint64_t segment_page;		/* the memory segments' page size */
 static unsigned int resident[MAX_LIVE];	/* MakeResident counts of live[] */
@@ -276,6 +277,7 @@ static int fuzz_gem_create(int fd, void *readonly, unsigned long i)
 		resident[nlive] = 0;
 		live_size[nlive] = args.size;
 		live_flags[nlive] = args.flags;
+		live_adapter[nlive] = args.adapter;
 		live_page[nlive] = page_of(args.segments);
 		live_segs[nlive] = system_for_aperture(args.segments);
 		live[nlive++] = args.handle;
@@ -1861,7 +1863,8 @@ static struct outcome phys_outcome;
 
 static int phys_small(unsigned int k)
 {
-	return live_flags[k] & DRM_PAGODA_BO_PHYSICAL && live_size[k] <= PHYS_BO_MAX;
+	return live_flags[k] & DRM_PAGODA_BO_PHYSICAL && live_size[k] <= PHYS_BO_MAX &&
+	       !live_adapter[k];
 }
 
 /* Close live[k]; its residency goes with the handle. */
@@ -1872,6 +1875,7 @@ static void live_drop(int fd, unsigned int k)
 	live[k] = live[nlive];
 	live_size[k] = live_size[nlive];
 	live_flags[k] = live_flags[nlive];
+	live_adapter[k] = live_adapter[nlive];
 	live_page[k] = live_page[nlive];
 	live_segs[k] = live_segs[nlive];
 	resident[k] = resident[nlive];
@@ -1926,6 +1930,7 @@ static int phys_pool(int fd, unsigned long i)
 		resident[nlive] = 0;
 		live_size[nlive] = create.size;
 		live_flags[nlive] = create.flags;
+		live_adapter[nlive] = 0;
 		live_page[nlive] = page_of(create.segments);
 		live_segs[nlive] = create.segments;
 		live[nlive++] = create.handle;
@@ -2657,7 +2662,8 @@ static int phys_expect(const struct drm_pagoda_submit_phys *a, void *readonly,
 		idx = live_index(al[k].handle);
 		if (idx < 0)
 			return ENOENT;
-		if (!(live_flags[idx] & DRM_PAGODA_BO_PHYSICAL))
+		/* physically accessed, and of the GPU the context runs on */
+		if (!(live_flags[idx] & DRM_PAGODA_BO_PHYSICAL) || live_adapter[idx])
 			return EINVAL;
 		size[k] = live_size[idx];
 	}

@@ -204,6 +204,24 @@ static void unbind_member(const struct member *members, unsigned int n, unsigned
 	check_whole(members, n, when);
 }
 
+/*
+ * GPU @adapter's own debugfs files (gpu<adapter>/) count what it holds in
+ * segment @seg: at least @bytes in use.
+ */
+static void check_gpu_debugfs(uint32_t adapter, unsigned int seg, uint64_t bytes)
+{
+	static const char *const names[] = { "0 system", "1 vram", "2 hidden-vram" };
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 32];
+	long long used;
+
+	if (!pt_check(pt_debugfs_dir(dbg, sizeof(dbg)), "debugfs directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/gpu%u/segments", dbg, adapter);
+	used = pt_debugfs_value(path, names[seg], " used ");
+	pt_check(used >= (long long)bytes, "%s: %s used %lld (at least %llu)", path, names[seg],
+		 used, (unsigned long long)bytes);
+}
+
 /* An allocation of GPU @adapter in @seg (and system memory), mapped by the CPU and the space. */
 static int peer_buf(struct pagoda_dev *dev, struct pt_buf *b, uint64_t size, unsigned int seg,
 		    uint32_t adapter, uint32_t flags)
@@ -301,6 +319,7 @@ static void test_peer(unsigned int n)
 			continue;
 		pt_check(segment_of(&dev, &peer.bo) == segs[i], "it is in segment %u (want %u)",
 			 segment_of(&dev, &peer.bo), segs[i]);
+		check_gpu_debugfs(n - 1, segs[i], peer.bo.size);
 		snprintf(what, sizeof(what), "peer %s", names[segs[i]]);
 		peer_job(&dev, ctx, &peer, &local, &cmd, what);
 

@@ -7,7 +7,8 @@
  * disturbance.
  *
  * Operations: allocate (random size, segments, preferred segment,
- * priority, physically accessed or not), write a pattern through a CPU
+ * priority, physically accessed or not, on a random GPU of a linked
+ * adapter), write a pattern through a CPU
  * mapping (BAR2, host aperture slots or pages, wherever it is), verify it,
  * make it resident or evict it, mark it not needed and needed again (its
  * contents may be discarded meanwhile, and then read zero), free; open and
@@ -100,6 +101,8 @@ static struct shared *sh;
 static char bdf[PT_NAME_MAX];
 static int fault_injection;
 static uint64_t rng;
+/* GPUs of the logical adapter: allocations go to any of them */
+static uint64_t adapters = 1;
 
 static uint64_t rnd(void)
 {
@@ -226,6 +229,7 @@ static int bo_alloc(int fd)
 	desc.eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM;
 	desc.flags = rnd() % 4 ? 0 : DRM_PAGODA_BO_PHYSICAL;
 	desc.priority = rnd() % 3;
+	desc.adapter = rnd() % adapters;
 	ret = pagoda_bo_create(&dev, &desc, &w->bo);
 	/* a full guest (or an injected failure) refuses it cleanly */
 	if (ret == -ENOSPC || ret == -ENOMEM) {
@@ -558,7 +562,7 @@ int main(int argc, char **argv)
 	struct worker_stats total = { 0 };
 	uint64_t vram = 0;
 	pid_t pids[MAX_WORKERS];
-	int quiet = 0, fd, opt, status, idle = 0;
+	int quiet = 0, fd, opt, status, idle = 0, ret;
 	unsigned int sigbus = 0;
 	char dead[MAX_WORKERS] = { 0 };
 
@@ -589,6 +593,9 @@ int main(int argc, char **argv)
 	for (i = 0; i <= DRM_PAGODA_PARAM_HOST_APERTURE_SIZE; i++)
 		if (!pt_check(!pt_get_param(fd, i, &sh->params[i]), "parameter %u", i))
 			return pt_exit();
+	ret = pt_get_param(fd, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	if (!pt_check(!ret && adapters, "%llu GPUs", (unsigned long long)adapters))
+		return pt_exit();
 	close(fd);
 
 	for (i = 0; i < procs; i++) {
