@@ -512,6 +512,93 @@ static void bench_jobs(double null_s, const struct nvme_baseline *nvme)
 	pagoda_ctx_destroy(&dev, ctx);
 }
 
+#define PEER_COPY	(32 * MIB)
+
+/* An allocation of @size in GPU @adapter's VRAM, mapped; its VA. */
+static uint64_t vram_on(uint32_t adapter, uint64_t size, struct pagoda_bo *bo)
+{
+	struct pagoda_bo_desc desc = {
+		.size = size, .segments = SEG(VRAM), .preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL, .adapter = adapter,
+	};
+	uint64_t va = 0;
+
+	check("create", pagoda_bo_create(&dev, &desc, bo));
+	check("map", pagoda_vm_map(&dev, bo->handle, 0, bo->size, 0, &va, 0, 0, 0));
+	return va;
+}
+
+static double shorter(double a, double b)
+{
+	return a < b ? a : b;
+}
+
+/* Seconds of one job copying @size from @src to @dst, best of 5. */
+static double copy_job(uint32_t ctx, struct pagoda_cmdbuf *cb, uint64_t cmd_va, uint64_t src,
+		       uint64_t dst, uint64_t size)
+{
+	struct drm_pagoda_sync out = { .handle = out_sync };
+	double best = 1e9, t;
+	int run;
+
+	cb->used_bytes = 0;
+	pagoda_cmd_copy(cb, src, dst, size);
+	for (run = 0; run < 5; run++) {
+		t = now();
+		check("submit", pagoda_submit(&dev, ctx, cmd_va, cb->used_bytes, NULL, 0, &out, 1));
+		check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
+		t = now() - t;
+		best = t < best ? t : best;
+	}
+	return best;
+}
+
+/*
+ * A linked adapter: a job of the first GPU copying 32 MiB from the last
+ * GPU's VRAM through peer entries, and into it, against the same copy
+ * within its own VRAM, in the same run.
+ */
+static void bench_peer(void)
+{
+	struct pagoda_bo cmd, a, b, peer;
+	uint64_t adapters = 1, cmd_va = 0, a_va, b_va, peer_va;
+	double local, from_peer, to_peer;
+	struct pagoda_cmdbuf cb;
+	uint32_t ctx;
+
+	pagoda_query(&dev, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	if (adapters < 2) {
+		printf("  (one GPU: no peer copy)\n");
+		return;
+	}
+	check("context", pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
+	create(64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, &cmd);
+	check("map", pagoda_bo_map(&dev, &cmd));
+	check("bind", pagoda_vm_map(&dev, cmd.handle, 0, cmd.size, 0, &cmd_va, 0, 0, 0));
+	pagoda_cmdbuf_init(&cb, cmd.map, cmd.size);
+	a_va = vram_on(0, PEER_COPY, &a);
+	b_va = vram_on(0, PEER_COPY, &b);
+	peer_va = vram_on(adapters - 1, PEER_COPY, &peer);
+	/* interleaved, best of each: the first copies also wait for the clears */
+	local = copy_job(ctx, &cb, cmd_va, a_va, b_va, PEER_COPY);
+	from_peer = copy_job(ctx, &cb, cmd_va, peer_va, b_va, PEER_COPY);
+	to_peer = copy_job(ctx, &cb, cmd_va, a_va, peer_va, PEER_COPY);
+	local = shorter(local, copy_job(ctx, &cb, cmd_va, a_va, b_va, PEER_COPY));
+	from_peer = shorter(from_peer, copy_job(ctx, &cb, cmd_va, peer_va, b_va, PEER_COPY));
+	to_peer = shorter(to_peer, copy_job(ctx, &cb, cmd_va, a_va, peer_va, PEER_COPY));
+	printf("  copy 32 MiB VRAM -> VRAM, one job    %8.0f MB/s\n", PEER_COPY / local / 1e6);
+	printf("  the same from GPU %llu's VRAM (peer)   %8.0f MB/s   (%.2fx local)\n",
+	       (unsigned long long)adapters - 1, PEER_COPY / from_peer / 1e6, local / from_peer);
+	printf("  the same into GPU %llu's VRAM (peer)   %8.0f MB/s   (%.2fx local)\n",
+	       (unsigned long long)adapters - 1, PEER_COPY / to_peer / 1e6, local / to_peer);
+	pagoda_bo_free(&dev, &peer);
+	pagoda_bo_free(&dev, &b);
+	pagoda_bo_free(&dev, &a);
+	pagoda_bo_unmap(&cmd);
+	pagoda_bo_free(&dev, &cmd);
+	pagoda_ctx_destroy(&dev, ctx);
+}
+
 int main(void)
 {
 	struct nvme_baseline nvme;
@@ -531,6 +618,7 @@ int main(void)
 	bench_binds(null_s);
 	bench_tiles(null_s);
 	bench_jobs(null_s, &nvme);
+	bench_peer();
 	pagoda_close(&dev);
 	return 0;
 }
