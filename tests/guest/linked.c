@@ -7,7 +7,8 @@
  * LINK_INDEX, VRAM and hidden VRAM sizes read from its own registers
  * through sysfs), and refuses an adapter beyond them with EINVAL.
  * Unbinding any one member takes the whole logical adapter away (a file
- * opened before gets ENODEV) and binding it again brings it back whole.
+ * opened before gets ENODEV; its jobs of the first GPU reading the last
+ * GPU's VRAM end) and binding it again brings it back whole.
  *
  * Peer mappings: allocations created on GPU 1 (GEM_CREATE's adapter), in
  * its VRAM and its hidden VRAM, written by the CPU through GPU 1's BARs,
@@ -18,6 +19,8 @@
  * buffer on GPU 0 cannot name GPU 1's allocation, nor can GPU 0's display
  * scan one out (EINVAL), and an adapter beyond the link is EINVAL.
  */
+#include <poll.h>
+
 #include <drm_fourcc.h>
 #include <xf86drmMode.h>
 
@@ -165,18 +168,75 @@ static void check_whole(const struct member *members, unsigned int n, const char
 	close(fd);
 }
 
-/* Unbinding member @m takes the logical adapter away; binding it brings it back. */
+/* An allocation of GPU @adapter in @seg (and system memory), mapped by the CPU and the space. */
+static int peer_buf(struct pagoda_dev *dev, struct pt_buf *b, uint64_t size, unsigned int seg,
+		    uint32_t adapter, uint32_t flags)
+{
+	struct pagoda_bo_desc desc = {
+		.size = size, .flags = flags, .adapter = adapter,
+		.segments = DRM_PAGODA_SEGMENT_MASK(seg) |
+			    DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		.preferred_segment = seg, .priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	ret = pagoda_bo_create(dev, &desc, &b->bo);
+	if (!ret)
+		ret = pagoda_bo_map(dev, &b->bo);
+	if (!ret && !(flags & DRM_PAGODA_BO_PHYSICAL))
+		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, 0, &b->va, 0, 0, 0);
+	return ret;
+}
+
+/*
+ * Jobs of the first GPU copying the last GPU's VRAM, queued on @dev and not
+ * waited for; a sync_file of the last one's fence, or -1.
+ */
+static int peer_work(struct pagoda_dev *dev, unsigned int n, struct pt_buf *bufs)
+{
+	struct drm_pagoda_sync out = { 0 };
+	struct pagoda_cmdbuf cb;
+	uint32_t ctx;
+	int i, fd = -1, ret;
+
+	ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	if (!ret)
+		ret = peer_buf(dev, &bufs[0], 8 * MIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0);
+	if (!ret)
+		ret = pt_buf_create(dev, &bufs[1], 8 * MIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = pt_buf_create(dev, &bufs[2], 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = pagoda_syncobj_create(dev, &out.handle);
+	if (!pt_check(!ret, "work in flight: a context and allocations (%d)", ret))
+		return -1;
+	pagoda_cmdbuf_init(&cb, bufs[2].bo.map, bufs[2].bo.size);
+	for (i = 0; i < 64; i++)
+		pagoda_cmd_copy(&cb, bufs[0].va, bufs[1].va, 8 * MIB);
+	/* 8 jobs of 512 MiB of copies from the peer each */
+	for (i = 0; i < 8 && !ret; i++)
+		ret = pagoda_submit(dev, ctx, bufs[2].va, cb.used_bytes, NULL, 0, &out, 1);
+	if (!ret)
+		ret = drmSyncobjExportSyncFile(dev->fd, out.handle, &fd) ? -errno : 0;
+	pt_check(!ret, "work in flight: 8 jobs copying GPU %u's VRAM queued (%s)", n - 1,
+		 ret ? strerror(-ret) : "ok");
+	return fd;
+}
+
+/*
+ * Unbinding member @m takes the logical adapter away, with jobs of the
+ * first GPU still reading the last GPU's VRAM: they end (their fence
+ * signals, done or failed) and nothing else happens; binding the member
+ * again brings the link back.
+ */
 static void unbind_member(const struct member *members, unsigned int n, unsigned int m)
 {
 	char node[PT_PATH_MAX], when[64];
-	struct pagoda_bo_desc desc = {
-		.size = 1 << 20,
-		.segments = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM),
-		.preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
-		.eviction_segment = DRM_PAGODA_SEGMENT_VRAM,
-	};
+	struct pollfd pfd = { .events = POLLIN };
+	struct sync_file_info info;
 	struct pagoda_dev dev;
-	struct pagoda_bo bo;
+	struct pt_buf bufs[3];
 	uint64_t value;
 	int ret;
 
@@ -186,17 +246,26 @@ static void unbind_member(const struct member *members, unsigned int n, unsigned
 	dev.fd = open(node, O_RDWR | O_CLOEXEC);
 	if (!pt_check(dev.fd >= 0, "open %s", node))
 		return;
-	ret = pagoda_bo_create(&dev, &desc, &bo);
-	pt_check(!ret, "an allocation in VRAM before unbind: %s", ret ? strerror(-ret) : "done");
+	memset(bufs, 0, sizeof(bufs));
+	pfd.fd = peer_work(&dev, n, bufs);
 
 	ret = pt_write_file(PT_DRIVER_SYSFS "/unbind", members[m].bdf);
-	pt_check(!ret, "unbind member %u (%s): %s", m, members[m].bdf,
+	pt_check(!ret, "unbind member %u (%s) with the jobs queued: %s", m, members[m].bdf,
 		 ret ? strerror(-ret) : "done");
 	pt_check(pt_wait_path(node, 0), "after unbinding member %u: %s is gone", m, node);
 	ret = pt_get_param(dev.fd, DRM_PAGODA_PARAM_CHIP_ID, &value);
 	pt_check(ret == -ENODEV, "GET_PARAM on a file opened before: %s (want ENODEV)",
 		 ret ? strerror(-ret) : "succeeded");
-	pagoda_bo_free(&dev, &bo);
+	if (pfd.fd >= 0) {
+		ret = poll(&pfd, 1, 30000);
+		memset(&info, 0, sizeof(info));
+		if (ret == 1)
+			ioctl(pfd.fd, SYNC_IOC_FILE_INFO, &info);
+		pt_check(ret == 1, "the last job's fence signalled after the unbind (status %d)",
+			 info.status);
+		close(pfd.fd);
+	}
+	/* the file's allocations and context go with it */
 	close(dev.fd);
 
 	ret = pt_write_file(PT_DRIVER_SYSFS "/bind", members[m].bdf);
@@ -220,27 +289,6 @@ static void check_gpu_debugfs(uint32_t adapter, unsigned int seg, uint64_t bytes
 	used = pt_debugfs_value(path, names[seg], " used ");
 	pt_check(used >= (long long)bytes, "%s: %s used %lld (at least %llu)", path, names[seg],
 		 used, (unsigned long long)bytes);
-}
-
-/* An allocation of GPU @adapter in @seg (and system memory), mapped by the CPU and the space. */
-static int peer_buf(struct pagoda_dev *dev, struct pt_buf *b, uint64_t size, unsigned int seg,
-		    uint32_t adapter, uint32_t flags)
-{
-	struct pagoda_bo_desc desc = {
-		.size = size, .flags = flags, .adapter = adapter,
-		.segments = DRM_PAGODA_SEGMENT_MASK(seg) |
-			    DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
-		.preferred_segment = seg, .priority = DRM_PAGODA_PRIORITY_NORMAL,
-	};
-	int ret;
-
-	memset(b, 0, sizeof(*b));
-	ret = pagoda_bo_create(dev, &desc, &b->bo);
-	if (!ret)
-		ret = pagoda_bo_map(dev, &b->bo);
-	if (!ret && !(flags & DRM_PAGODA_BO_PHYSICAL))
-		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, 0, &b->va, 0, 0, 0);
-	return ret;
 }
 
 static uint32_t segment_of(struct pagoda_dev *dev, const struct pagoda_bo *bo)
