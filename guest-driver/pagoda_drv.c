@@ -353,11 +353,16 @@ err_irq_fini:
 	return ret;
 }
 
-/* The link has stopped every GPU's engines already (pagoda_link_unbind()). */
+/*
+ * A GPU leaves its link: the link's unbind stopped its engines already; a
+ * failed bind of another GPU of the link (component_bind_all() unwinding)
+ * did not, and stopping stopped engines changes nothing.
+ */
 static void pagoda_gpu_unbind(struct device *dev, struct device *aggregate, void *data)
 {
 	struct pagoda_member *member = dev_get_drvdata(dev);
 
+	pagoda_engines_stop(member->gpu, -ENODEV);
 	pagoda_irq_fini(member->gpu);
 	member->gpu = NULL;
 }

@@ -173,6 +173,8 @@ struct pagoda_host_aperture {
  * @pgdev: device the vector belongs to
  * @sources: PAGODA_REG_INT_STATUS bits this vector's handler owns
  * @irq: Linux interrupt number
+ * @own_vector: an MSI-X vector of one engine: its handler reads no
+ *	INT_STATUS
  *
  * Set by pagoda_irq_init() before the handler is requested, read-only after.
  */
@@ -180,7 +182,7 @@ struct pagoda_irq {
 	struct pagoda_device *pgdev;
 	u32 sources;
 	int irq;
-	bool own_vector;	/* an MSI-X vector of one engine: no INT_STATUS read */
+	bool own_vector;
 };
 
 /* Fault records kept for debugfs. */

@@ -232,12 +232,13 @@ static int peer_work(struct pagoda_dev *dev, unsigned int n, struct pt_buf *bufs
  */
 static void unbind_member(const struct member *members, unsigned int n, unsigned int m)
 {
-	char node[PT_PATH_MAX], when[64];
+	char node[PT_PATH_MAX], again[PT_PATH_MAX] = "", when[64];
 	struct pollfd pfd = { .events = POLLIN };
 	struct sync_file_info info;
 	struct pagoda_dev dev;
 	struct pt_buf bufs[3];
 	uint64_t value;
+	unsigned int i;
 	int ret;
 
 	snprintf(when, sizeof(when), "member %u rebound", m);
@@ -265,12 +266,19 @@ static void unbind_member(const struct member *members, unsigned int n, unsigned
 			 info.status);
 		close(pfd.fd);
 	}
+	/* the CPU mappings keep the file (and the DRM device) alive: let them go */
+	for (i = 0; i < ARRAY_SIZE(bufs); i++)
+		if (bufs[i].bo.map)
+			pagoda_bo_unmap(&bufs[i].bo);
 	/* the file's allocations and context go with it */
 	close(dev.fd);
 
 	ret = pt_write_file(PT_DRIVER_SYSFS "/bind", members[m].bdf);
 	pt_check(!ret, "bind member %u again: %s", m, ret ? strerror(-ret) : "done");
 	check_whole(members, n, when);
+	/* the unbound link's DRM device was freed: its node number is free again */
+	pt_check(!pt_render_node(members[0].bdf, again, sizeof(again)) && !strcmp(again, node),
+		 "%s: the link is back on %s (was %s)", when, again, node);
 }
 
 /*
