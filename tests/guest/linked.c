@@ -17,9 +17,12 @@
  * GPU 1's VRAM by other allocations there, the same job still gets the
  * same bytes (the space's entries follow the move). A physical-mode
  * buffer on GPU 0 cannot name GPU 1's allocation, nor can GPU 0's display
- * scan one out (EINVAL), and an adapter beyond the link is EINVAL.
+ * scan one out (EINVAL), and an adapter beyond the link is EINVAL. An
+ * adapter reset of GPU 1 (its paging engine hung) leaves GPU 0's jobs on
+ * GPU 1's VRAM running, byte-exact, and GPU 0 without a reset.
  */
 #include <poll.h>
+#include <pthread.h>
 
 #include <drm_fourcc.h>
 #include <xf86drmMode.h>
@@ -482,6 +485,84 @@ out:
 	drmModeFreeResources(res);
 }
 
+struct hang_arg {
+	char path[PT_PATH_MAX + 32];
+	int result;
+};
+
+/* Write the GPU's debugfs paging_hang: returns once its adapter reset is done. */
+static void *hang_gpu(void *arg)
+{
+	struct hang_arg *h = arg;
+	int fd = open(h->path, O_WRONLY);
+
+	h->result = fd < 0 ? -errno : write(fd, "1", 1) == 1 ? 0 : -errno;
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+/*
+ * Recovery is per GPU: the last GPU's paging engine hangs and that GPU
+ * gets an adapter reset, while jobs of the first GPU keep reading and
+ * writing the last GPU's VRAM through peer entries, byte-exact (VRAM is
+ * kept across an adapter reset); the first GPU has no reset.
+ */
+static void test_peer_reset(unsigned int n)
+{
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 32], what[64];
+	struct pt_buf peer, local, cmd;
+	struct hang_arg hang = { .result = -1 };
+	long long mine, theirs;
+	struct pagoda_dev dev;
+	pthread_t thread;
+	uint32_t ctx;
+	int ret, i;
+
+	if (!pt_check(pt_debugfs_dir(dbg, sizeof(dbg)), "debugfs directory") ||
+	    !pt_check(!pagoda_open(&dev), "open the link's render node"))
+		return;
+	snprintf(path, sizeof(path), "%s/resets", dbg);
+	mine = pt_debugfs_value(path, "adapter resets", "adapter resets ");
+	snprintf(path, sizeof(path), "%s/gpu%u/resets", dbg, n - 1);
+	theirs = pt_debugfs_value(path, "adapter resets", "adapter resets ");
+	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	if (!ret)
+		ret = peer_buf(&dev, &peer, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0);
+	if (!ret)
+		ret = pt_buf_create(&dev, &local, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = pt_buf_create(&dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!pt_check(!ret, "peer reset: allocations (%d)", ret))
+		goto out;
+	peer_job(&dev, ctx, &peer, &local, &cmd, "peer reset: before");
+
+	snprintf(hang.path, sizeof(hang.path), "%s/gpu%u/paging_hang", dbg, n - 1);
+	if (!pt_check(!pthread_create(&thread, NULL, hang_gpu, &hang), "peer reset: thread"))
+		goto out;
+	/* the hang is on GPU 1's ring by then (its watchdog fires after 3 s and more) */
+	pt_sleep_ms(500);
+	for (i = 0; i < 4; i++) {
+		snprintf(what, sizeof(what), "peer reset: while GPU %u hangs (%d)", n - 1, i);
+		peer_job(&dev, ctx, &peer, &local, &cmd, what);
+	}
+	pthread_join(thread, NULL);
+	pt_check(!hang.result, "GPU %u's paging engine hung and was reset (%s)", n - 1,
+		 hang.result ? strerror(-hang.result) : "ok");
+	peer_job(&dev, ctx, &peer, &local, &cmd, "peer reset: after");
+	snprintf(path, sizeof(path), "%s/gpu%u/resets", dbg, n - 1);
+	pt_check(pt_debugfs_value(path, "adapter resets", "adapter resets ") == theirs + 1,
+		 "GPU %u: one more adapter reset (%lld before)", n - 1, theirs);
+	snprintf(path, sizeof(path), "%s/resets", dbg);
+	pt_check(pt_debugfs_value(path, "adapter resets", "adapter resets ") == mine,
+		 "GPU 0: no adapter reset (%lld)", mine);
+	pt_buf_destroy(&dev, &cmd);
+	pt_buf_destroy(&dev, &local);
+	pt_buf_destroy(&dev, &peer);
+out:
+	pagoda_close(&dev);
+}
+
 /* What may not reach a peer: physical-mode buffers, scanout, adapters past the link. */
 static void test_peer_refused(unsigned int n)
 {
@@ -546,6 +627,7 @@ int main(void)
 	check_whole(members, n, "at boot");
 	if (n > 1) {
 		test_peer(n);
+		test_peer_reset(n);
 		test_peer_refused(n);
 		unbind_member(members, n, n - 1);
 		unbind_member(members, n, 0);
