@@ -300,14 +300,14 @@ static int pagoda_debugfs_inject_paging_faults(struct pagoda_device *pgdev)
 	pagoda_paging_batch_init(&batch, pgdev);
 	ret = pagoda_paging_batch_wait(&batch, pagoda_paging_fill(&batch, past_end, SZ_4K, 0));
 	if (ret != -EIO) {
-		drm_err(pgdev->drm, "faulting paging job: error %d, want %d\n", ret, -EIO);
+		pagoda_gpu_err(pgdev, "faulting paging job: error %d, want %d\n", ret, -EIO);
 		return -EIO;
 	}
 	pagoda_debugfs_wait_resumed(pgdev);
 	ret = pagoda_debugfs_faulting_batch(pgdev, past_end);
 	if (ret != -EIO) {
-		drm_err(pgdev->drm, "batch of two jobs, the first faulting: error %d, want %d\n",
-			ret, -EIO);
+		pagoda_gpu_err(pgdev, "batch of two jobs, the first faulting: error %d, want %d\n",
+			       ret, -EIO);
 		return -EIO;
 	}
 	/* the fault interrupt may come after the engine's: let it resume */
@@ -319,7 +319,7 @@ static int pagoda_debugfs_inject_paging_faults(struct pagoda_device *pgdev)
 	ret = next->error;
 	dma_fence_put(next);
 	if (ret) {
-		drm_err(pgdev->drm, "paging job after a fault: error %d\n", ret);
+		pagoda_gpu_err(pgdev, "paging job after a fault: error %d\n", ret);
 		return -EIO;
 	}
 	return 0;
@@ -390,7 +390,7 @@ static int pagoda_debugfs_paging_selftest(struct pagoda_device *pgdev)
 	    pagoda_read(pgdev, PAGODA_REG_TLB_FLUSHES) == flushes)
 		ret = -EIO;
 	if (ret)
-		drm_err(pgdev->drm, "paging self-test: tables or signal not as written\n");
+		pagoda_gpu_err(pgdev, "paging self-test: tables or signal not as written\n");
 out:
 	dma_free_coherent(&pgdev->pdev->dev, 3 * SZ_4K, mem, dma);
 	return ret;
@@ -418,7 +418,7 @@ static int pagoda_debugfs_paging_hang(struct pagoda_device *pgdev)
 	ret = fence->error;
 	dma_fence_put(fence);
 	if (ret != -ETIMEDOUT) {
-		drm_err(pgdev->drm, "hanging paging job: error %d, want %d\n", ret, -ETIMEDOUT);
+		pagoda_gpu_err(pgdev, "hanging paging job: error %d, want %d\n", ret, -ETIMEDOUT);
 		return -EIO;
 	}
 	return 0;

@@ -235,8 +235,8 @@ void pagoda_engines_stop(struct pagoda_device *pgdev, int error)
 
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
 		if (pagoda_engine_idle(&pgdev->engine[e], PAGODA_IDLE_TIMEOUT))
-			drm_err(pgdev->drm, "%s engine did not finish its work\n",
-				pgdev->engine[e].name);
+			pagoda_gpu_err(pgdev, "%s engine did not finish its work\n",
+				       pgdev->engine[e].name);
 		pagoda_engine_stop(&pgdev->engine[e], error);
 	}
 }
@@ -390,6 +390,7 @@ static int pagoda_link_bind(struct device *dev)
 	struct pagoda_member *first = dev_get_drvdata(dev);
 	struct pagoda_device *pgdev;
 	struct pagoda_link *link;
+	unsigned int i;
 	int ret;
 
 	link = devm_drm_dev_alloc(dev, &pagoda_drm_driver, struct pagoda_link, drm);
@@ -407,6 +408,8 @@ static int pagoda_link_bind(struct device *dev)
 	ret = component_bind_all(dev, link);
 	if (ret)
 		return ret;
+	for (i = 0; link->num_gpus > 1 && i < link->num_gpus; i++)
+		snprintf(link->gpu[i]->tag, sizeof(link->gpu[i]->tag), "gpu%u: ", i);
 
 	pgdev = link->gpu[0];
 	ret = pagoda_display_init(pgdev);

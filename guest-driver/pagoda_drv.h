@@ -204,6 +204,9 @@ struct pagoda_fault_entry {
  * @drm: the link's DRM device
  * @pdev: the GPU's PCI function
  * @link_index: its physical adapter index in the link (PAGODA_REG_LINK_INDEX)
+ * @tag: what its messages begin with: "gpu<i>: " on a link of several
+ *	(i its position), else nothing; written before the DRM device is
+ *	registered
  * @mmio: BAR0 registers (&pagoda_member.mmio). Mapped by devres from probe
  *	until the PCI unbind completes: code outside probe, remove and the interrupt handlers
  *	touches it only between drm_dev_enter() and drm_dev_exit().
@@ -288,6 +291,7 @@ struct pagoda_device {
 	struct drm_device *drm;
 	struct pci_dev *pdev;
 	u32 link_index;
+	char tag[8];
 	void __iomem *mmio;
 	struct resource *vram;
 	struct pagoda_params params;
@@ -382,6 +386,20 @@ struct pagoda_link {
 	struct mutex vm_list_lock; /* protects @vm_list */
 	struct list_head vm_list;
 };
+
+/* Messages about one GPU: on a link of several they say which (@tag). */
+#define pagoda_gpu_printk(drm_print, pgdev, fmt, ...) ({		\
+	const struct pagoda_device *__gpu = (pgdev);			\
+	drm_print(__gpu->drm, "%s" fmt, __gpu->tag, ##__VA_ARGS__);	\
+})
+#define pagoda_gpu_err(pgdev, fmt, ...) \
+	pagoda_gpu_printk(drm_err, pgdev, fmt, ##__VA_ARGS__)
+#define pagoda_gpu_err_ratelimited(pgdev, fmt, ...) \
+	pagoda_gpu_printk(drm_err_ratelimited, pgdev, fmt, ##__VA_ARGS__)
+#define pagoda_gpu_warn(pgdev, fmt, ...) \
+	pagoda_gpu_printk(drm_warn, pgdev, fmt, ##__VA_ARGS__)
+#define pagoda_gpu_info(pgdev, fmt, ...) \
+	pagoda_gpu_printk(drm_info, pgdev, fmt, ##__VA_ARGS__)
 
 static inline struct pagoda_link *to_pagoda_link(struct drm_device *drm)
 {

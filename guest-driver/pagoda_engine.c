@@ -354,9 +354,9 @@ void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired)
 		if (le64_to_cpu(READ_ONCE(engine->markers[job->slot])) != job->fence.seqno) {
 			/* a user's job that faulted is no driver error */
 			if (!job->owner)
-				drm_err_ratelimited(engine->pgdev->drm,
-						    "%s engine: job %llu did not complete\n",
-						    engine->name, job->fence.seqno);
+				pagoda_gpu_err_ratelimited(engine->pgdev,
+							   "%s engine: job %llu did not complete\n",
+							   engine->name, job->fence.seqno);
 			dma_fence_set_error(&job->fence, job->incomplete_error);
 		} else if (job->prev && job->prev->error) {
 			/* jobs retire in order: the one before has signalled */
@@ -510,8 +510,8 @@ static int pagoda_engine_wait_owner(struct pagoda_engine *engine, struct pagoda_
 		return 0;
 	ret = dma_fence_wait_timeout(&old->fence, false, PAGODA_SLOT_TIMEOUT);
 	if (ret <= 0) {
-		drm_err(engine->pgdev->drm, "%s engine: no ring slot free after %u s\n",
-			engine->name, PAGODA_SLOT_TIMEOUT / HZ);
+		pagoda_gpu_err(engine->pgdev, "%s engine: no ring slot free after %u s\n",
+			       engine->name, PAGODA_SLOT_TIMEOUT / HZ);
 		return -ETIMEDOUT;
 	}
 	dma_fence_put(&old->fence);

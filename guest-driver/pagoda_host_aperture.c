@@ -60,8 +60,8 @@ int pagoda_host_aperture_init(struct pagoda_device *pgdev)
 	ha->page_size = pgdev->params.host_aperture_page_size;
 	if (!ha->count || ha->page_size != pgdev->segs[PAGODA_SEG_VRAM_HIDDEN].page_size ||
 	    resource_size(bar) < pgdev->params.host_aperture_size) {
-		drm_err(pgdev->drm, "host aperture of %u pages of %u bytes in BAR%d %pR: unusable\n",
-			ha->count, ha->page_size, PAGODA_BAR_HOST_APERTURE, bar);
+		pagoda_gpu_err(pgdev, "host aperture of %u pages of %u bytes in BAR%d %pR: unusable\n",
+			       ha->count, ha->page_size, PAGODA_BAR_HOST_APERTURE, bar);
 		return -ENODEV;
 	}
 	ret = pcim_request_region(pdev, PAGODA_BAR_HOST_APERTURE, "pagoda");

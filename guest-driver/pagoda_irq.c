@@ -89,10 +89,10 @@ static void pagoda_fault_handle_one(struct pagoda_device *pgdev)
 	flags = pagoda_read(pgdev, PAGODA_REG_FAULT_FLAGS);
 	/* a user's fault is the user's business: it does not crowd out the driver's */
 	if (context == PAGODA_KERNEL_CONTEXT)
-		drm_err_ratelimited(pgdev->drm,
-				    "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
-				    fault.code, context, fault.engine, fault.va, fault.access,
-				    fault.level, flags);
+		pagoda_gpu_err_ratelimited(pgdev,
+					   "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
+					   fault.code, context, fault.engine, fault.va,
+					   fault.access, fault.level, flags);
 	else
 		dev_info_ratelimited(&pgdev->pdev->dev,
 				     "GPU fault: code %u context %u engine %u va 0x%llx access %u level %u flags 0x%x\n",
@@ -128,7 +128,7 @@ static void pagoda_fault_drain(struct pagoda_device *pgdev)
 	 */
 	while (pagoda_read(pgdev, PAGODA_REG_FAULT_COUNT)) {
 		if (!budget--) {
-			drm_err_ratelimited(pgdev->drm, "fault queue does not drain\n");
+			pagoda_gpu_err_ratelimited(pgdev, "fault queue does not drain\n");
 			break;
 		}
 		pagoda_fault_handle_one(pgdev);
@@ -238,15 +238,15 @@ int pagoda_irq_init(struct pagoda_device *pgdev)
 	} else {
 		nvec = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
 		if (nvec < 0) {
-			drm_err(pgdev->drm, "no usable interrupt (MSI-X, MSI or INTx): %d\n",
-				nvec);
+			pagoda_gpu_err(pgdev, "no usable interrupt (MSI-X, MSI or INTx): %d\n",
+				       nvec);
 			return nvec;
 		}
 		map = &pagoda_single_source;
 		if (!pdev->msi_enabled)
 			flags = IRQF_SHARED;
-		drm_info(pgdev->drm, "MSI-X unavailable, one %s vector serves all sources\n",
-			 pdev->msi_enabled ? "MSI" : "INTx");
+		pagoda_gpu_info(pgdev, "MSI-X unavailable, one %s vector serves all sources\n",
+				pdev->msi_enabled ? "MSI" : "INTx");
 	}
 
 	for (i = 0; i < nvec; i++) {
@@ -259,8 +259,8 @@ int pagoda_irq_init(struct pagoda_device *pgdev)
 		vec->irq = pci_irq_vector(pdev, i);
 		ret = request_irq(vec->irq, pagoda_irq_handler, flags, map[i].name, vec);
 		if (ret) {
-			drm_err(pgdev->drm, "cannot request IRQ %d (%s): %d\n",
-				vec->irq, map[i].name, ret);
+			pagoda_gpu_err(pgdev, "cannot request IRQ %d (%s): %d\n",
+				       vec->irq, map[i].name, ret);
 			goto err_free_irqs;
 		}
 	}

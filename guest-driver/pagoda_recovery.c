@@ -111,15 +111,15 @@ enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *sched_j
 	struct pagoda_device *pgdev = job->ctx->vm->pgdev;
 	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
 
-	drm_warn(pgdev->drm, "render job of context %u timed out: engine reset\n",
-		 job->ctx->id);
+	pagoda_gpu_warn(pgdev, "render job of context %u timed out: engine reset\n",
+			job->ctx->id);
 	mutex_lock(&pgdev->recovery_lock);
 	drm_sched_stop(sched, sched_job);
 	WRITE_ONCE(job->ctx->reset_guilty, true);
 	/* no fault record: CTX_QUERY reports a ban without one */
 	pagoda_gpu_ctx_ban(job->ctx);
 	if (!pagoda_render_engine_reset(pgdev)) {
-		drm_err(pgdev->drm, "render engine did not come back: adapter reset\n");
+		pagoda_gpu_err(pgdev, "render engine did not come back: adapter reset\n");
 		pagoda_adapter_reset(pgdev, NULL);
 	}
 	pagoda_render_resubmit(pgdev, sched_job);

@@ -59,8 +59,8 @@ static int pagoda_reset_restore(struct pagoda_device *pgdev)
 	unsigned int e;
 
 	if (id != PAGODA_ID) {
-		drm_err(pgdev->drm, "after reset BAR%d reads ID 0x%08x: device lost\n",
-			PAGODA_BAR_MMIO, id);
+		pagoda_gpu_err(pgdev, "after reset BAR%d reads ID 0x%08x: device lost\n",
+			       PAGODA_BAR_MMIO, id);
 		return -ENODEV;
 	}
 	pagoda_irq_enable(pgdev);
@@ -91,7 +91,7 @@ void pagoda_adapter_reset(struct pagoda_device *pgdev, struct pagoda_job *guilty
 		drm_dev_exit(idx);
 		return;
 	}
-	drm_warn(pgdev->drm, "adapter reset\n");
+	pagoda_gpu_warn(pgdev, "adapter reset\n");
 	mutex_lock(&paging->submit_lock);
 	/* the two engines' locks are of one class: the paging one is taken first */
 	mutex_lock_nested(&render->submit_lock, SINGLE_DEPTH_NESTING);
@@ -111,7 +111,7 @@ void pagoda_adapter_reset(struct pagoda_device *pgdev, struct pagoda_job *guilty
 	mutex_unlock(&render->submit_lock);
 	mutex_unlock(&paging->submit_lock);
 	pgdev->adapter_resets++;
-	drm_info(pgdev->drm, "device restored after adapter reset\n");
+	pagoda_gpu_info(pgdev, "device restored after adapter reset\n");
 	up_read(&pgdev->reset_lock);
 	drm_dev_exit(idx);
 }
@@ -131,8 +131,8 @@ void pagoda_paging_timedout(struct work_struct *work)
 
 	if (!job)
 		return;
-	drm_err(engine->pgdev->drm, "paging job %llu made no progress: adapter reset\n",
-		job->fence.seqno);
+	pagoda_gpu_err(engine->pgdev, "paging job %llu made no progress: adapter reset\n",
+		       job->fence.seqno);
 	pagoda_recover_adapter(engine->pgdev, job);
 	dma_fence_put(&job->fence);
 }
@@ -147,7 +147,7 @@ static void pagoda_reset_prepare(struct pci_dev *pdev)
 	if (!pgdev)
 		return;
 
-	drm_info(pgdev->drm, "PCI function reset\n");
+	pagoda_gpu_info(pgdev, "PCI function reset\n");
 	/*
 	 * No CPU access to VRAM while BAR2 does not decode: new faults and
 	 * allocations wait for reset_done, existing mappings are zapped.
@@ -176,7 +176,7 @@ static void pagoda_reset_done(struct pci_dev *pdev)
 	/* the reset emptied the fault queue and cleared FAULT_LOST */
 	pgdev->faults_lost = 0;
 	if (!pagoda_reset_restore(pgdev))
-		drm_info(pgdev->drm, "device restored after PCI function reset\n");
+		pagoda_gpu_info(pgdev, "device restored after PCI function reset\n");
 	drm_sched_wqueue_start(&pgdev->render_sched);
 	up_write(&pgdev->reset_lock);
 }

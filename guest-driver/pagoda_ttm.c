@@ -83,8 +83,8 @@ int pagoda_read_segments(struct pagoda_device *pgdev)
 	unsigned int id;
 
 	if (pgdev->params.num_segments < PAGODA_NUM_SEGMENTS) {
-		drm_err(pgdev->drm, "%u segments, expected %u\n",
-			pgdev->params.num_segments, PAGODA_NUM_SEGMENTS);
+		pagoda_gpu_err(pgdev, "%u segments, expected %u\n",
+			       pgdev->params.num_segments, PAGODA_NUM_SEGMENTS);
 		return -ENODEV;
 	}
 	for (id = 0; id < PAGODA_NUM_SEGMENTS; id++) {
@@ -95,8 +95,8 @@ int pagoda_read_segments(struct pagoda_device *pgdev)
 		    (seg->kind == PAGODA_SEG_KIND_MEMORY &&
 		     (seg->page_size != SZ_4K && seg->page_size != SZ_64K)) ||
 		    !IS_ALIGNED(seg->size, seg->page_size ? seg->page_size : 1)) {
-			drm_err(pgdev->drm, "segment %u: kind %u, page size %u, size %llu: not usable\n",
-				id, seg->kind, seg->page_size, seg->size);
+			pagoda_gpu_err(pgdev, "segment %u: kind %u, page size %u, size %llu: not usable\n",
+				       id, seg->kind, seg->page_size, seg->size);
 			return -ENODEV;
 		}
 	}
