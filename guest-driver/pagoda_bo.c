@@ -1231,6 +1231,8 @@ int pagoda_ioctl_gem_info(struct drm_device *drm, void *data, struct drm_file *f
 	args->flags = bo->flags;
 	args->segment = pagoda_mem_type_segment(res->mem_type);
 	pagoda_bo_res_placement(res, &args->offset, &args->contiguous);
+	args->adapter = pagoda_bo_device(bo)->adapter;
+	args->pad2 = 0;
 	args->mmap_offset = 0;
 	if (pagoda_bo_cpu_mappable(bo))
 		args->mmap_offset = drm_vma_node_offset_addr(&gem->vma_node);

@@ -343,6 +343,7 @@ static int pagoda_gpu_bind(struct device *dev, struct device *aggregate, void *d
 		goto err_engines;
 
 	member->gpu = pgdev;
+	pgdev->adapter = link->num_gpus;
 	link->gpu[link->num_gpus++] = pgdev;
 	return 0;
 

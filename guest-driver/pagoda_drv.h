@@ -204,6 +204,7 @@ struct pagoda_fault_entry {
  * @drm: the link's DRM device
  * @pdev: the GPU's PCI function
  * @link_index: its physical adapter index in the link (PAGODA_REG_LINK_INDEX)
+ * @adapter: its position in &pagoda_link.gpu: the UAPI's adapter number
  * @tag: what its messages begin with: "gpu<i>: " on a link of several
  *	(i its position), else nothing; written before the DRM device is
  *	registered
@@ -291,6 +292,7 @@ struct pagoda_device {
 	struct drm_device *drm;
 	struct pci_dev *pdev;
 	u32 link_index;
+	u32 adapter;
 	char tag[8];
 	void __iomem *mmio;
 	struct resource *vram;

@@ -10,7 +10,8 @@
  * opened before gets ENODEV; its jobs of the first GPU reading the last
  * GPU's VRAM end) and binding it again brings it back whole.
  *
- * Peer mappings: allocations created on GPU 1 (GEM_CREATE's adapter), in
+ * Peer mappings: allocations created on GPU 1 (GEM_CREATE's adapter, as
+ * GEM_INFO reports it), in
  * its VRAM and its hidden VRAM, written by the CPU through GPU 1's BARs,
  * mapped into the process's address space, are read and written by a job
  * on GPU 0 through peer entries, byte-exact against the CPU; pushed out of
@@ -309,6 +310,14 @@ static uint32_t segment_of(struct pagoda_dev *dev, const struct pagoda_bo *bo)
 	return ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_INFO, &info) ? ~0u : info.segment;
 }
 
+/* The GPU GEM_INFO says holds @bo, or ~0 when it fails. */
+static uint32_t adapter_of(struct pagoda_dev *dev, const struct pagoda_bo *bo)
+{
+	struct drm_pagoda_gem_info info = { .handle = bo->handle, .pad2 = 0x5a5a };
+
+	return ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_INFO, &info) || info.pad2 ? ~0u : info.adapter;
+}
+
 /*
  * A job on GPU 0 copies the first half of @peer into @local, fills the
  * third quarter of @peer, writes immediates at its end and the CRC32 of
@@ -378,6 +387,9 @@ static void test_peer(unsigned int n)
 			continue;
 		pt_check(segment_of(&dev, &peer.bo) == segs[i], "it is in segment %u (want %u)",
 			 segment_of(&dev, &peer.bo), segs[i]);
+		pt_check(adapter_of(&dev, &peer.bo) == n - 1 && adapter_of(&dev, &local.bo) == 0,
+			 "GEM_INFO: on GPU %u (want %u), the local one on GPU %u (want 0)",
+			 adapter_of(&dev, &peer.bo), n - 1, adapter_of(&dev, &local.bo));
 		check_gpu_debugfs(n - 1, segs[i], peer.bo.size);
 		snprintf(what, sizeof(what), "peer %s", names[segs[i]]);
 		peer_job(&dev, ctx, &peer, &local, &cmd, what);

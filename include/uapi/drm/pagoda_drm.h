@@ -196,6 +196,9 @@ struct drm_pagoda_gem_create {
  *	evicted it yet (DRM_IOCTL_PAGODA_RESIDENCY)
  * @offset: out: offset of its first byte in @segment; 0 in system memory
  *	(user space never learns a system memory address)
+ * @adapter: out: the GPU of the logical adapter whose segments hold it (as
+ *	&drm_pagoda_gem_create.adapter; 0 on a GPU that is not linked)
+ * @pad2: out: 0
  */
 struct drm_pagoda_gem_info {
 	__u32 handle;
@@ -207,6 +210,8 @@ struct drm_pagoda_gem_info {
 	__u32 contiguous;
 	__u32 residency;
 	__u64 offset;
+	__u32 adapter;
+	__u32 pad2;
 };
 
 /* drm_pagoda_residency.op */
