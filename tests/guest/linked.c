@@ -34,6 +34,7 @@
 
 #define KIB		1024ull
 #define MIB		(1024 * KIB)
+#define GIB		(1024 * MIB)
 
 struct member {
 	char bdf[PT_NAME_MAX];
@@ -172,9 +173,12 @@ static void check_whole(const struct member *members, unsigned int n, const char
 	close(fd);
 }
 
-/* An allocation of GPU @adapter in @seg (and system memory), mapped by the CPU and the space. */
+/*
+ * An allocation of GPU @adapter in @seg (and system memory), mapped by the
+ * CPU and the space (at the lowest free VA from @min_va).
+ */
 static int peer_buf(struct pagoda_dev *dev, struct pt_buf *b, uint64_t size, unsigned int seg,
-		    uint32_t adapter, uint32_t flags)
+		    uint32_t adapter, uint32_t flags, uint64_t min_va)
 {
 	struct pagoda_bo_desc desc = {
 		.size = size, .flags = flags, .adapter = adapter,
@@ -189,7 +193,7 @@ static int peer_buf(struct pagoda_dev *dev, struct pt_buf *b, uint64_t size, uns
 	if (!ret)
 		ret = pagoda_bo_map(dev, &b->bo);
 	if (!ret && !(flags & DRM_PAGODA_BO_PHYSICAL))
-		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, 0, &b->va, 0, 0, 0);
+		ret = pagoda_vm_map(dev, b->bo.handle, 0, b->bo.size, 0, &b->va, min_va, 0, 0);
 	return ret;
 }
 
@@ -206,7 +210,7 @@ static int peer_work(struct pagoda_dev *dev, unsigned int n, struct pt_buf *bufs
 
 	ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
 	if (!ret)
-		ret = peer_buf(dev, &bufs[0], 8 * MIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0);
+		ret = peer_buf(dev, &bufs[0], 8 * MIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0, 0);
 	if (!ret)
 		ret = pt_buf_create(dev, &bufs[1], 8 * MIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
@@ -303,6 +307,17 @@ static void check_gpu_debugfs(uint32_t adapter, unsigned int seg, uint64_t bytes
 		 used, (unsigned long long)bytes);
 }
 
+/* Leaf tables of this process's space (debugfs "vms"; one space open), or -1. */
+static long long leaf_tables(void)
+{
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 8];
+
+	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/vms", dbg);
+	return pt_debugfs_value(path, "  tables", "level0 ");
+}
+
 static uint32_t segment_of(struct pagoda_dev *dev, const struct pagoda_bo *bo)
 {
 	struct drm_pagoda_gem_info info = { .handle = bo->handle };
@@ -361,7 +376,11 @@ static void peer_job(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *peer,
 
 static void test_peer(unsigned int n)
 {
-	static const unsigned int segs[] = { DRM_PAGODA_SEGMENT_VRAM, DRM_PAGODA_SEGMENT_VRAM_HIDDEN };
+	/* 4 MiB of VRAM at a 2 MiB aligned VA: 2 MiB pages, with the peer's index too */
+	static const unsigned int segs[] = {
+		DRM_PAGODA_SEGMENT_VRAM, DRM_PAGODA_SEGMENT_VRAM_HIDDEN, DRM_PAGODA_SEGMENT_VRAM,
+	};
+	static const uint64_t sizes[] = { 256 * KIB, 256 * KIB, 4 * MIB };
 	static const char *const names[] = { "", "VRAM", "hidden VRAM" };
 	struct pt_buf peer, local, cmd, fill[40];
 	struct pagoda_dev dev;
@@ -374,24 +393,31 @@ static void test_peer(unsigned int n)
 		return;
 	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
 	if (!ret)
-		ret = pt_buf_create(&dev, &local, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+		ret = pt_buf_create(&dev, &local, 4 * MIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
 		ret = pt_buf_create(&dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!pt_check(!ret, "a context, a local allocation and a command buffer (%d)", ret))
 		goto out;
 
 	for (i = 0; i < ARRAY_SIZE(segs); i++) {
-		ret = peer_buf(&dev, &peer, 256 * KIB, segs[i], n - 1, 0);
+		long long leaves = leaf_tables();
+
+		ret = peer_buf(&dev, &peer, sizes[i], segs[i], n - 1, 0, sizes[i] == 4 * MIB ? GIB : 0);
 		if (!pt_check(!ret, "an allocation in GPU %u's %s, mapped (%d)", n - 1,
 			      names[segs[i]], ret))
 			continue;
+		if (sizes[i] == 4 * MIB)
+			pt_check(leaf_tables() == leaves,
+				 "4 MiB of GPU %u's VRAM mapped in 2 MiB pages: no new leaf table (%lld, %lld)",
+				 n - 1, leaves, leaf_tables());
 		pt_check(segment_of(&dev, &peer.bo) == segs[i], "it is in segment %u (want %u)",
 			 segment_of(&dev, &peer.bo), segs[i]);
 		pt_check(adapter_of(&dev, &peer.bo) == n - 1 && adapter_of(&dev, &local.bo) == 0,
 			 "GEM_INFO: on GPU %u (want %u), the local one on GPU %u (want 0)",
 			 adapter_of(&dev, &peer.bo), n - 1, adapter_of(&dev, &local.bo));
 		check_gpu_debugfs(n - 1, segs[i], peer.bo.size);
-		snprintf(what, sizeof(what), "peer %s", names[segs[i]]);
+		snprintf(what, sizeof(what), "peer %s, %llu KiB", names[segs[i]],
+			 (unsigned long long)sizes[i] / KIB);
 		peer_job(&dev, ctx, &peer, &local, &cmd, what);
 
 		/* other allocations of the peer push it out of its segment */
@@ -412,7 +438,8 @@ static void test_peer(unsigned int n)
 		pt_check(segment_of(&dev, &peer.bo) == DRM_PAGODA_SEGMENT_SYSTEM,
 			 "%s: evicted to system memory by %u allocations of GPU %u", what,
 			 nfill + 1, n - 1);
-		snprintf(what, sizeof(what), "peer %s, evicted", names[segs[i]]);
+		snprintf(what, sizeof(what), "peer %s, %llu KiB, evicted", names[segs[i]],
+			 (unsigned long long)sizes[i] / KIB);
 		peer_job(&dev, ctx, &peer, &local, &cmd, what);
 		for (f = 0; f <= nfill && f < ARRAY_SIZE(fill); f++)
 			if (fill[f].bo.handle)
@@ -432,7 +459,7 @@ static uint32_t make_fb(struct pagoda_dev *dev, struct pt_buf *surface, uint32_t
 	uint32_t handles[4] = { 0 }, pitches[4] = { w * 4 }, offsets[4] = { 0 }, fb_id = 0;
 
 	if (peer_buf(dev, surface, (uint64_t)w * h * 4, DRM_PAGODA_SEGMENT_VRAM, adapter,
-		     DRM_PAGODA_BO_PRIMARY))
+		     DRM_PAGODA_BO_PRIMARY, 0))
 		return 0;
 	handles[0] = surface->bo.handle;
 	if (drmModeAddFB2(dev->fd, w, h, DRM_FORMAT_ARGB8888, handles, pitches, offsets, &fb_id, 0))
@@ -540,7 +567,7 @@ static void test_peer_reset(unsigned int n)
 	theirs = pt_debugfs_value(path, "adapter resets", "adapter resets ");
 	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
 	if (!ret)
-		ret = peer_buf(&dev, &peer, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0);
+		ret = peer_buf(&dev, &peer, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0, 0);
 	if (!ret)
 		ret = pt_buf_create(&dev, &local, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
 	if (!ret)
@@ -599,7 +626,7 @@ static void test_peer_refused(unsigned int n)
 	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
 	if (!ret)
 		ret = peer_buf(&dev, &phys, 64 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1,
-			       DRM_PAGODA_BO_PHYSICAL);
+			       DRM_PAGODA_BO_PHYSICAL, 0);
 	if (pt_check(!ret, "a physically accessed allocation of GPU %u (%d)", n - 1, ret)) {
 		alloc.handle = phys.bo.handle;
 		pagoda_physbuf_init(&pb, words, sizeof(words), patches, 4);
