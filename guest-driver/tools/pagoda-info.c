@@ -84,6 +84,31 @@ static void print_value(uint32_t param, uint64_t value)
 	putchar('\n');
 }
 
+/* The other GPUs of a linked adapter: GET_PARAM's adapter 1 and up. */
+static void show_link(int fd)
+{
+	static const uint32_t each[] = {
+		DRM_PAGODA_PARAM_LINK_INDEX, DRM_PAGODA_PARAM_VRAM_SIZE,
+		DRM_PAGODA_PARAM_HIDDEN_VRAM_SIZE, DRM_PAGODA_PARAM_APERTURE_SIZE,
+	};
+	struct drm_pagoda_get_param args = { .param = DRM_PAGODA_PARAM_NUM_ADAPTERS };
+	uint64_t value[ARRAY_SIZE(each)];
+	uint32_t a, n, i;
+
+	if (drmIoctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, &args))
+		return;
+	n = args.value;
+	for (a = 0; a < n; a++) {
+		for (i = 0; i < ARRAY_SIZE(each); i++) {
+			args = (struct drm_pagoda_get_param){ .param = each[i], .adapter = a };
+			value[i] = drmIoctl(fd, DRM_IOCTL_PAGODA_GET_PARAM, &args) ? 0 : args.value;
+		}
+		printf("  GPU %u        physical adapter %" PRIu64 ": VRAM %" PRIu64
+		       " MiB, hidden VRAM %" PRIu64 " MiB, aperture %" PRIu64 " MiB\n",
+		       a, value[0], value[1] >> 20, value[2] >> 20, value[3] >> 20);
+	}
+}
+
 static int show(const char *node)
 {
 	struct drm_pagoda_get_param args;
@@ -123,6 +148,7 @@ static int show(const char *node)
 		}
 		print_value(params[i].param, args.value);
 	}
+	show_link(fd);
 
 	close(fd);
 	return ret;
