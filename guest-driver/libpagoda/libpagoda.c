@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -478,5 +479,21 @@ int pagoda_debugfs_dir(char *path, size_t len)
 		}
 	}
 	closedir(dir);
+	return ret;
+}
+
+int pagoda_phys_queued(const char *debugfs_dir)
+{
+	char path[PATH_MAX];
+	unsigned int n;
+	FILE *f;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/phys_queue", debugfs_dir);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	ret = fscanf(f, "%u queued", &n) == 1 ? (int)n : -EIO;
+	fclose(f);
 	return ret;
 }

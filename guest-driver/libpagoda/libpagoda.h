@@ -307,4 +307,10 @@ uint32_t pagoda_crc32(const void *data, size_t len);
  */
 int pagoda_debugfs_dir(char *path, size_t len);
 
+/*
+ * Physical-mode buffers in the queue of the first GPU (debugfs phys_queue
+ * under @debugfs_dir, as pagoda_debugfs_dir() gives it), or -errno.
+ */
+int pagoda_phys_queued(const char *debugfs_dir);
+
 #endif /* LIBPAGODA_H */

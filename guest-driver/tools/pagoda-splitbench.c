@@ -196,29 +196,12 @@ static void *queued_submit(void *arg)
 	return NULL;
 }
 
-/* Buffers in the queue of physical submissions (debugfs phys_queue), or -errno. */
-static int queue_length(void)
-{
-	char path[300];
-	unsigned int n;
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/phys_queue", dbg);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ret = fscanf(f, "%u queued", &n) == 1 ? (int)n : -EIO;
-	fclose(f);
-	return ret;
-}
-
 /* Until @n buffers are queued, or @q's submission returned: it failed. */
 static int wait_queued(struct queued_buffer *q, int n)
 {
 	int len;
 
-	while ((len = queue_length()) >= 0 && len < n) {
+	while ((len = pagoda_phys_queued(dbg)) >= 0 && len < n) {
 		/* nothing returns while the queue is held but a failure */
 		if (__atomic_load_n(&q->submitted, __ATOMIC_ACQUIRE))
 			return q->ret ? q->ret : -EPROTO;

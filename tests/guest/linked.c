@@ -11,16 +11,16 @@
  * GPU's VRAM end) and binding it again brings it back whole.
  *
  * Peer mappings: allocations created on GPU 1 (GEM_CREATE's adapter, as
- * GEM_INFO reports it), in
- * its VRAM and its hidden VRAM, written by the CPU through GPU 1's BARs,
- * mapped into the process's address space, are read and written by a job
- * on GPU 0 through peer entries, byte-exact against the CPU; pushed out of
- * GPU 1's VRAM by other allocations there, the same job still gets the
- * same bytes (the space's entries follow the move). A physical-mode
- * buffer on GPU 0 cannot name GPU 1's allocation, nor can GPU 0's display
- * scan one out (EINVAL), and an adapter beyond the link is EINVAL. An
- * adapter reset of GPU 1 (its paging engine hung) leaves GPU 0's jobs on
- * GPU 1's VRAM running, byte-exact, and GPU 0 without a reset.
+ * GEM_INFO reports it) in its VRAM, its hidden VRAM, and 4 MiB of VRAM in
+ * 2 MiB pages, written by the CPU through GPU 1's BARs and mapped into the
+ * process's address space, are read and written by a job on GPU 0
+ * through peer entries, byte-exact against the CPU; pushed out of GPU 1's
+ * VRAM by other allocations there, the same job still gets the same bytes
+ * (the space's entries follow the move). A physical-mode buffer on GPU 0
+ * cannot name GPU 1's allocation, nor can GPU 0's display scan one out
+ * (EINVAL), and an adapter beyond the link is EINVAL. An adapter reset of
+ * GPU 1 (its paging engine hung) leaves GPU 0's jobs on GPU 1's VRAM
+ * running, byte-exact, and GPU 0 without a reset.
  */
 #include <poll.h>
 #include <pthread.h>

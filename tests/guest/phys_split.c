@@ -689,30 +689,13 @@ static void test_back_to_back(void)
 
 static char dbg[256];
 
-/* Buffers in the queue (debugfs phys_queue), or -errno. */
-static int queue_length(void)
-{
-	char path[300];
-	unsigned int n;
-	FILE *f;
-	int ret;
-
-	snprintf(path, sizeof(path), "%s/phys_queue", dbg);
-	f = fopen(path, "r");
-	if (!f)
-		return -errno;
-	ret = fscanf(f, "%u queued", &n) == 1 ? (int)n : -EIO;
-	fclose(f);
-	return ret;
-}
-
 /* Wait up to ten seconds for @n buffers in the queue; 1 when they are. */
 static int wait_queue_length(int n)
 {
 	int i;
 
 	for (i = 0; i < 10000; i++) {
-		if (queue_length() == n)
+		if (pagoda_phys_queued(dbg) == n)
 			return 1;
 		pt_sleep_ms(1);
 	}
@@ -996,7 +979,7 @@ static void test_interrupted(void)
 		pthread_kill(q[1].thread, SIGUSR1);
 		pthread_join(q[1].thread, NULL);
 		q[1].started = 0;
-		left = queue_length();
+		left = pagoda_phys_queued(dbg);
 	}
 	pt_check(!ret && q[1].ret == -EINTR && q[1].portions == 0 && left == 2,
 		 "interrupted: a signal to a queued submission gets EINTR (%s), %d buffers left in the queue (%s)",
@@ -1015,7 +998,7 @@ static void test_interrupted(void)
 	pt_check(!q[0].ret && !q[2].ret && ok[0] && ok[2],
 		 "interrupted: the buffers before and after it run once the queue is released (%s, %s)",
 		 strerror(-q[0].ret), strerror(-q[2].ret));
-	pt_check(ok[1] && pt_ctx_banned(&dev, ctx, &query) == 0 && queue_length() == 0,
+	pt_check(ok[1] && pt_ctx_banned(&dev, ctx, &query) == 0 && pagoda_phys_queued(dbg) == 0,
 		 "interrupted: nothing changed: its allocation keeps its bytes, the context is not banned, the queue is empty");
 	for (i = 0; i < 3; i++) {
 		queued_fini(&q[i]);
