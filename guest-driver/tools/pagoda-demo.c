@@ -63,6 +63,22 @@ static void create(struct pagoda_bo *bo, uint64_t size, uint32_t flags, uint32_t
 	check("CPU mapping", pagoda_bo_map(&dev, bo));
 }
 
+/* Map @bo into this process's address space with DRM_PAGODA_VM_* @flags; its VA. */
+static uint64_t map(struct pagoda_bo *bo, uint32_t flags)
+{
+	uint64_t va = 0;
+
+	check("map", pagoda_vm_map(&dev, bo->handle, 0, bo->size, flags, &va, 0, 0, 0));
+	return va;
+}
+
+/* Unmap @bo from the CPU and free it (its GPU mappings go with it). */
+static void destroy(struct pagoda_bo *bo)
+{
+	pagoda_bo_unmap(bo);
+	pagoda_bo_free(&dev, bo);
+}
+
 static const char *where(struct pagoda_bo *bo)
 {
 	static char text[64];
@@ -203,8 +219,7 @@ static void eviction(void)
 		     bos[3].handle }, 4);
 	show_debugfs("segments", "VRAM");
 	for (i = 0; i < 12; i++) {
-		pagoda_bo_unmap(&bos[i]);
-		pagoda_bo_free(&dev, &bos[i]);
+		destroy(&bos[i]);
 	}
 }
 
@@ -242,7 +257,7 @@ static void show_my_vm(uint64_t va)
 static void address_space(void)
 {
 	struct pagoda_bo big, small, cmd;
-	uint64_t big_va = 0, small_va = 0, cmd_va = 0;
+	uint64_t big_va, small_va, cmd_va;
 	struct pagoda_cmdbuf cb;
 	uint32_t *r;
 	int ret;
@@ -251,10 +266,9 @@ static void address_space(void)
 	create(&big, 2 * MIB, 0, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM);
 	create(&small, 64 * KIB, 0, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
 	create(&cmd, 64 * KIB, 0, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
-	check("map", pagoda_vm_map(&dev, big.handle, 0, big.size, 0, &big_va, 0, 0, 0));
-	check("map", pagoda_vm_map(&dev, small.handle, 0, small.size, 0, &small_va, 0, 0, 0));
-	check("map", pagoda_vm_map(&dev, cmd.handle, 0, cmd.size, DRM_PAGODA_VM_READ_ONLY,
-				   &cmd_va, 0, 0, 0));
+	big_va = map(&big, 0);
+	small_va = map(&small, 0);
+	cmd_va = map(&cmd, DRM_PAGODA_VM_READ_ONLY);
 	printf("VRAM 2 MiB at VA 0x%llx (one 2 MiB page), system 64 KiB at VA 0x%llx (16 x 4 KiB), commands at VA 0x%llx (read-only)\n",
 	       (unsigned long long)big_va, (unsigned long long)small_va,
 	       (unsigned long long)cmd_va);
@@ -268,12 +282,9 @@ static void address_space(void)
 	if (dbg[0])
 		show_my_vm(big_va);
 	pagoda_vm_unmap(&dev, big_va, big.size, 0);
-	pagoda_bo_unmap(&big);
-	pagoda_bo_free(&dev, &big);
-	pagoda_bo_unmap(&small);
-	pagoda_bo_free(&dev, &small);
-	pagoda_bo_unmap(&cmd);
-	pagoda_bo_free(&dev, &cmd);
+	destroy(&big);
+	destroy(&small);
+	destroy(&cmd);
 }
 
 /*
@@ -284,7 +295,7 @@ static void address_space(void)
 static void linked(void)
 {
 	struct pagoda_bo peer, mine, cmd;
-	uint64_t adapters = 1, peer_va = 0, mine_va = 0, cmd_va = 0, vram, index;
+	uint64_t adapters = 1, peer_va, mine_va, cmd_va, vram, index;
 	struct pagoda_bo_desc desc = {
 		.size = MIB, .segments = SEG(VRAM), .preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
 		.priority = DRM_PAGODA_PRIORITY_NORMAL,
@@ -313,10 +324,9 @@ static void linked(void)
 	check("CPU mapping", pagoda_bo_map(&dev, &peer));
 	create(&mine, MIB, 0, SEG(VRAM), DRM_PAGODA_SEGMENT_VRAM);
 	create(&cmd, 64 * KIB, 0, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM);
-	check("map", pagoda_vm_map(&dev, peer.handle, 0, peer.size, 0, &peer_va, 0, 0, 0));
-	check("map", pagoda_vm_map(&dev, mine.handle, 0, mine.size, 0, &mine_va, 0, 0, 0));
-	check("map", pagoda_vm_map(&dev, cmd.handle, 0, cmd.size, DRM_PAGODA_VM_READ_ONLY,
-				   &cmd_va, 0, 0, 0));
+	peer_va = map(&peer, 0);
+	mine_va = map(&mine, 0);
+	cmd_va = map(&cmd, DRM_PAGODA_VM_READ_ONLY);
 	printf("1 MiB in GPU %llu's VRAM (%s) at VA 0x%llx, 1 MiB in GPU 0's at VA 0x%llx\n",
 	       (unsigned long long)adapters - 1, where(&peer), (unsigned long long)peer_va,
 	       (unsigned long long)mine_va);
@@ -336,12 +346,9 @@ static void linked(void)
 	       r[0], model ? pagoda_crc32(model, mine.size) : 0, ((uint32_t *)peer.map)[0],
 	       ret ? strerror(-ret) : "");
 	free(model);
-	pagoda_bo_unmap(&peer);
-	pagoda_bo_free(&dev, &peer);
-	pagoda_bo_unmap(&mine);
-	pagoda_bo_free(&dev, &mine);
-	pagoda_bo_unmap(&cmd);
-	pagoda_bo_free(&dev, &cmd);
+	destroy(&peer);
+	destroy(&mine);
+	destroy(&cmd);
 }
 
 #define STEPS		30
@@ -396,11 +403,9 @@ static void split(void)
 	printf("the GPU's 30 CRC-32s equal those of the buffer run unsplit (CPU model): %u of %u\n",
 	       same, STEPS);
 	for (k = 0; k < STEPS; k++) {
-		pagoda_bo_unmap(&steps[k]);
-		pagoda_bo_free(&dev, &steps[k]);
+		destroy(&steps[k]);
 	}
-	pagoda_bo_unmap(&results);
-	pagoda_bo_free(&dev, &results);
+	destroy(&results);
 	free(model);
 }
 

@@ -198,6 +198,22 @@ static int peer_buf(struct pagoda_dev *dev, struct pt_buf *b, uint64_t size, uns
 }
 
 /*
+ * What the jobs of the first GPU need: a context, an allocation of
+ * @local_size in its VRAM and a command buffer, all mapped. 0 or -errno.
+ */
+static int first_gpu_rig(struct pagoda_dev *dev, uint32_t *ctx, struct pt_buf *local,
+			 uint64_t local_size, struct pt_buf *cmd)
+{
+	int ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, ctx);
+
+	if (!ret)
+		ret = pt_buf_create(dev, local, local_size, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = pt_buf_create(dev, cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	return ret;
+}
+
+/*
  * Jobs of the first GPU copying the last GPU's VRAM, queued on @dev and not
  * waited for; a sync_file of the last one's fence, or -1.
  */
@@ -208,13 +224,9 @@ static int peer_work(struct pagoda_dev *dev, unsigned int n, struct pt_buf *bufs
 	uint32_t ctx;
 	int i, fd = -1, ret;
 
-	ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	ret = first_gpu_rig(dev, &ctx, &bufs[1], 8 * MIB, &bufs[2]);
 	if (!ret)
 		ret = peer_buf(dev, &bufs[0], 8 * MIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0, 0);
-	if (!ret)
-		ret = pt_buf_create(dev, &bufs[1], 8 * MIB, DRM_PAGODA_SEGMENT_VRAM, 0);
-	if (!ret)
-		ret = pt_buf_create(dev, &bufs[2], 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!ret)
 		ret = pagoda_syncobj_create(dev, &out.handle);
 	if (!pt_check(!ret, "work in flight: a context and allocations (%d)", ret))
@@ -391,11 +403,7 @@ static void test_peer(unsigned int n)
 
 	if (!pt_check(!pagoda_open(&dev), "open the link's render node"))
 		return;
-	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
-	if (!ret)
-		ret = pt_buf_create(&dev, &local, 4 * MIB, DRM_PAGODA_SEGMENT_VRAM, 0);
-	if (!ret)
-		ret = pt_buf_create(&dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	ret = first_gpu_rig(&dev, &ctx, &local, 4 * MIB, &cmd);
 	if (!pt_check(!ret, "a context, a local allocation and a command buffer (%d)", ret))
 		goto out;
 
@@ -565,13 +573,9 @@ static void test_peer_reset(unsigned int n)
 	mine = pt_debugfs_value(path, "adapter resets", "adapter resets ");
 	snprintf(path, sizeof(path), "%s/gpu%u/resets", dbg, n - 1);
 	theirs = pt_debugfs_value(path, "adapter resets", "adapter resets ");
-	ret = pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+	ret = first_gpu_rig(&dev, &ctx, &local, 256 * KIB, &cmd);
 	if (!ret)
 		ret = peer_buf(&dev, &peer, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0, 0);
-	if (!ret)
-		ret = pt_buf_create(&dev, &local, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, 0);
-	if (!ret)
-		ret = pt_buf_create(&dev, &cmd, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
 	if (!pt_check(!ret, "peer reset: allocations (%d)", ret))
 		goto out;
 	peer_job(&dev, ctx, &peer, &local, &cmd, "peer reset: before");

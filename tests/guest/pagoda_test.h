@@ -254,6 +254,22 @@ static inline volatile uint32_t *pt_map_mmio(const char *bdf)
 	return pt_map_bar0(bdf, 0);
 }
 
+/*
+ * Find the device (pt_find_pci(), @bdf) and map its registers read-only;
+ * fails the test and returns NULL when either cannot be done.
+ */
+static inline volatile uint32_t *pt_find_mmio(char *bdf, size_t len)
+{
+	volatile uint32_t *mmio;
+
+	if (!pt_check(!pt_find_pci(bdf, len), "Pagoda PCI device present"))
+		return NULL;
+	mmio = pt_map_mmio(bdf);
+	pt_check(mmio != NULL, "map BAR0 of %s through sysfs: %s", bdf,
+		 mmio ? "done" : strerror(errno));
+	return mmio;
+}
+
 static inline uint32_t pt_reg(volatile uint32_t *mmio, uint32_t reg)
 {
 	return mmio[reg / 4];
