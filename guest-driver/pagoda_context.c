@@ -4,7 +4,8 @@
  *
  * A GPU context (DRM_IOCTL_PAGODA_CTX_CREATE) runs render jobs on its
  * file's address space, through its own scheduler entity at its priority
- * (pagoda_sched.c). A fault of one of its jobs bans it (the fault
+ * (pagoda_sched.c), on the render engine of the GPU of the link it was
+ * created on. A fault of one of its jobs bans it (the fault
  * interrupt, pagoda_sched_fault()): its later jobs fail with -ECANCELED,
  * its submissions with ECANCELED, and the fault record is kept for
  * DRM_IOCTL_PAGODA_CTX_QUERY, which also reports whether the context was
@@ -127,15 +128,15 @@ struct pagoda_gpu_ctx *pagoda_gpu_ctx_lookup(struct pagoda_file *pfile, u32 id)
  * @data: struct drm_pagoda_ctx_create
  * @file: the caller's file
  *
- * Return: 0, -EINVAL for a bad priority, flags or pad, -ENOMEM, -EBUSY
- * when the file has 2^32 - 1 contexts.
+ * Return: 0, -EINVAL for a bad priority or flags or an adapter past the
+ * link, -ENOMEM, -EBUSY when the file has 2^32 - 1 contexts.
  */
 int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct pagoda_file *pfile = file->driver_priv;
-	struct pagoda_device *pgdev = pfile->vm->pgdev;
+	struct pagoda_link *link = pfile->vm->link;
 	struct drm_pagoda_ctx_create *args = data;
-	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
+	struct drm_gpu_scheduler *sched;
 	static const enum drm_sched_priority priorities[] = {
 		[DRM_PAGODA_PRIORITY_LOW] = DRM_SCHED_PRIORITY_LOW,
 		[DRM_PAGODA_PRIORITY_NORMAL] = DRM_SCHED_PRIORITY_NORMAL,
@@ -144,7 +145,8 @@ int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file 
 	struct pagoda_gpu_ctx *ctx;
 	int ret;
 
-	if (args->flags || args->pad || args->priority > DRM_PAGODA_PRIORITY_HIGH)
+	if (args->flags || args->adapter >= link->num_gpus ||
+	    args->priority > DRM_PAGODA_PRIORITY_HIGH)
 		return -EINVAL;
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
@@ -152,6 +154,8 @@ int pagoda_ioctl_ctx_create(struct drm_device *drm, void *data, struct drm_file 
 	kref_init(&ctx->refcount);
 	mutex_init(&ctx->submit_lock);
 	ctx->priority = args->priority;
+	ctx->gpu = link->gpu[args->adapter];
+	sched = &ctx->gpu->render_sched;
 	ret = drm_sched_entity_init(&ctx->entity, priorities[args->priority], &sched, 1, NULL);
 	if (ret) {
 		kfree(ctx);

@@ -493,13 +493,15 @@ static int pagoda_debugfs_vms(struct seq_file *m, void *data)
 	struct drm_debugfs_entry *entry = m->private;
 	struct pagoda_link *link = to_pagoda_link(entry->dev);
 	unsigned int count = 0, tables = 0, l;
+	struct pagoda_pt_tree *tree;
 	struct pagoda_vm *vm;
 
 	mutex_lock(&link->vm_list_lock);
-	list_for_each_entry(vm, &link->vm_list, link) {
+	list_for_each_entry(vm, &link->vm_list, link_node) {
 		pagoda_vm_debugfs_show(m, vm);
-		for (l = 0; l < vm->levels; l++)
-			tables += READ_ONCE(vm->pt.tables[l]);
+		pagoda_vm_for_each_tree(vm, tree)
+			for (l = 0; l < vm->levels; l++)
+				tables += READ_ONCE(tree->tables[l]);
 		count++;
 	}
 	mutex_unlock(&link->vm_list_lock);

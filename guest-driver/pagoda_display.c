@@ -770,7 +770,6 @@ int pagoda_display_init(struct pagoda_device *pgdev)
 	struct drm_device *drm = pgdev->drm;
 	int ret;
 
-	spin_lock_init(&disp->lock);
 	ret = pagoda_display_read_modes(pgdev);
 	if (ret)
 		return ret;

@@ -298,11 +298,14 @@ static int pagoda_gpu_bind(struct device *dev, struct device *aggregate, void *d
 	pgdev->pdev = pdev;
 	pgdev->mmio = member->mmio;
 	pgdev->link_index = member->index;
+	pgdev->adapter = link->num_gpus;
 
-	init_rwsem(&pgdev->reset_lock);
+	pagoda_reset_lock_init(pgdev);
 	spin_lock_init(&pgdev->ctx_lock);
 	spin_lock_init(&pgdev->fault_lock);
 	spin_lock_init(&pgdev->int_lock);
+	/* a reset restores every GPU's display, which on most shows nothing */
+	spin_lock_init(&pgdev->display.lock);
 	ret = pagoda_phys_init(pgdev);
 	if (ret)
 		return ret;
@@ -343,7 +346,6 @@ static int pagoda_gpu_bind(struct device *dev, struct device *aggregate, void *d
 		goto err_engines;
 
 	member->gpu = pgdev;
-	pgdev->adapter = link->num_gpus;
 	link->gpu[link->num_gpus++] = pgdev;
 	return 0;
 

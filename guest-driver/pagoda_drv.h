@@ -230,14 +230,18 @@ struct pagoda_fault_entry {
  *	reset_done, while the BARs do not decode and the engines are
  *	stopped; held for reading by what needs the device in between: CPU
  *	faults on allocations and allocation creation (which may move
- *	memory), the debugfs evict and paging_fault files. Always taken
- *	outside BO reservations; in faults inside the mmap lock, which the
- *	reset side never takes.
+ *	memory), the debugfs evict and paging_fault files; the read locks
+ *	of every GPU of the link (pagoda_link_resets_read_lock(), in the
+ *	order of &pagoda_device.adapter, one lockdep class per position)
+ *	by what may write any GPU's tables or move any GPU's allocations:
+ *	VM_BIND, SUBMIT, RESIDENCY. Always taken outside BO reservations;
+ *	in faults inside the mmap lock, which the reset side never takes.
  * @ctx_lock: serialises PAGODA_REG_CTX_SELECT and the context registers
  *	it selects; taken in the fault interrupt, so with interrupts off
  * @render_sched: the render engine's scheduler (pagoda_sched.c)
  * @render_wq: its workqueue, ordered
- * @slot_lock: protects @slots and every space's &pagoda_vm.slot; taken in
+ * @slot_lock: protects @slots and every space's slot on this GPU
+ *	(&pagoda_pt_tree.slot); taken in
  *	interrupt context (fence callbacks, faults), outside @ctx_lock
  * @slots: the device's contexts as lent to address spaces; 0 is the kernel's
  * @fault_lock: serialises draining the fault queue (fault and engine
@@ -441,6 +445,9 @@ unsigned long pagoda_hang_timeout(void);
 void pagoda_engines_stop(struct pagoda_device *pgdev, int error);
 struct pagoda_job;
 void pagoda_adapter_reset(struct pagoda_device *pgdev, struct pagoda_job *guilty);
+void pagoda_reset_lock_init(struct pagoda_device *pgdev);
+int pagoda_link_resets_read_lock(struct pagoda_link *link);
+void pagoda_link_resets_read_unlock(struct pagoda_link *link);
 void pagoda_paging_timedout(struct work_struct *work);
 int pagoda_read_segments(struct pagoda_device *pgdev);
 int pagoda_ttm_init(struct pagoda_device *pgdev);

@@ -982,7 +982,6 @@ int pagoda_ioctl_submit_phys(struct drm_device *drm, void *data, struct drm_file
 	s = kzalloc(sizeof(*s), GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
-	s->pgdev = ((struct pagoda_file *)file->driver_priv)->vm->pgdev;
 	s->file = file;
 	s->cmd_size = args->cmd_size;
 	s->alloc_count = args->alloc_count;
@@ -992,6 +991,8 @@ int pagoda_ioctl_submit_phys(struct drm_device *drm, void *data, struct drm_file
 		ret = -ENOENT;
 		goto out;
 	}
+	/* the GPU the context runs on; its allocations are the ones it reaches */
+	s->pgdev = s->ctx->gpu;
 	ret = pagoda_submit_syncs_get(file, args->in_syncs, args->in_count, args->out_syncs,
 				      args->out_count, &syncs);
 	if (!ret)

@@ -8,6 +8,14 @@
  * entries per level down to the leaf tables of 4 KiB pages. The root is
  * made with the space's first mapping.
  *
+ * On a linked adapter the space has a tree on every GPU (struct
+ * pagoda_pt_tree), in that GPU's segments, written by that GPU's paging
+ * engine: every operation below runs on each tree in turn, with that
+ * GPU's batch of the update (struct pagoda_vm_update), so the trees
+ * always have the same tables; an entry for another GPU's VRAM or hidden
+ * VRAM carries PTE_ADAPTER on the GPUs that reach it as a peer
+ * (pt_peer_flags()), none on its own.
+ *
  * Tables are 4 KiB and live in page-table allocations (chunks) of 64 KiB
  * for a space's first, each next one twice the one before up to 2 MiB
  * (512 tables), kernel allocations in the segments the hardware allows for
@@ -86,11 +94,11 @@ static u32 level_shift(u32 level)
 }
 
 /* Index of @va's entry in its table of @level; the root may have more than 512. */
-static u32 pt_index(struct pagoda_vm *vm, u64 va, u32 level)
+static u32 pt_index(struct pagoda_pt_tree *tree, u64 va, u32 level)
 {
 	u64 index = va >> level_shift(level);
 
-	return level == vm->levels - 1 ? index : index & (PAGODA_PT_ENTRIES - 1);
+	return level == tree->vm->levels - 1 ? index : index & (PAGODA_PT_ENTRIES - 1);
 }
 
 static bool pt_is_table(const struct pagoda_pt *pt)
@@ -103,9 +111,9 @@ static bool pt_is_table(const struct pagoda_pt *pt)
  * of the run left, and the run in a memory segment and aligned (zero pages
  * need no memory).
  */
-static bool pt_large_ok(struct pagoda_vm *vm, u64 va, u64 paddr, u64 bytes, bool zero)
+static bool pt_large_ok(struct pagoda_pt_tree *tree, u64 va, u64 paddr, u64 bytes, bool zero)
 {
-	if (!(vm->pgdev->params.mmu_caps & PAGODA_MMU_CAPS_LARGE_PAGES) ||
+	if (!(tree->gpu->params.mmu_caps & PAGODA_MMU_CAPS_LARGE_PAGES) ||
 	    !IS_ALIGNED(va, LARGE_SIZE) || bytes < LARGE_SIZE)
 		return false;
 	return zero || (PAGODA_PADDR_SEG(paddr) != PAGODA_SEG_SYSTEM &&
@@ -117,12 +125,12 @@ static bool pt_large_ok(struct pagoda_vm *vm, u64 va, u64 paddr, u64 bytes, bool
  * or hidden VRAM through peer entries; its own memory, and system memory
  * (every GPU of a link reaches it alike), without.
  */
-static u64 pt_peer_flags(const struct pagoda_vm *vm, struct pagoda_bo *bo)
+static u64 pt_peer_flags(const struct pagoda_pt_tree *tree, struct pagoda_bo *bo)
 {
 	const struct pagoda_device *home = pagoda_bo_device(bo);
 	u32 mem_type = bo->tbo.resource->mem_type;
 
-	if (home == vm->pgdev || (mem_type != TTM_PL_VRAM && mem_type != PAGODA_PL_HIDDEN))
+	if (home == tree->gpu || (mem_type != TTM_PL_VRAM && mem_type != PAGODA_PL_HIDDEN))
 		return 0;
 	return PAGODA_PTE_PEER(home->link_index);
 }
@@ -170,15 +178,16 @@ static void pagoda_pt_chunk_free(struct pagoda_pt_chunk *chunk)
  * A new chunk, twice the size of the space's last one (up to
  * PAGODA_PT_CHUNK_MAX): a space that maps much makes few allocations.
  */
-static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
+static int pagoda_pt_new_chunk(struct pagoda_pt_tree *tree)
 {
-	u32 bytes = max_t(u32, vm->pt.chunk_bytes, PAGODA_PT_CHUNK_MIN);
+	u32 bytes = max_t(u32, tree->chunk_bytes, PAGODA_PT_CHUNK_MIN);
 	struct pagoda_pt_chunk *chunk;
 
 	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return -ENOMEM;
-	chunk->vm = vm;
+	chunk->vm = tree->vm;
+	chunk->tree = tree;
 	chunk->count = bytes / PAGODA_PT_SIZE;
 	chunk->nr_free = chunk->count;
 	chunk->free = bitmap_zalloc(chunk->count, GFP_KERNEL);
@@ -187,11 +196,11 @@ static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 		pagoda_pt_chunk_free(chunk);
 		return -ENOMEM;
 	}
-	chunk->bo = pagoda_bo_create_shared(vm->pgdev, bytes, vm->pgdev->params.pt_segments,
-					    drm_gpuvm_resv_obj(&vm->gpuvm));
+	chunk->bo = pagoda_bo_create_shared(tree->gpu, bytes, tree->gpu->params.pt_segments,
+					    drm_gpuvm_resv_obj(&tree->vm->gpuvm));
 	if (IS_ERR(chunk->bo)) {
 		/* its placement may have evicted with the transaction's ticket */
-		int ret = pagoda_vm_place_failed(vm, PTR_ERR(chunk->bo));
+		int ret = pagoda_vm_place_failed(tree->vm, PTR_ERR(chunk->bo));
 
 		chunk->bo = NULL;
 		pagoda_pt_chunk_free(chunk);
@@ -199,8 +208,8 @@ static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
 	}
 	chunk->bo->pt_chunk = chunk;
 	bitmap_fill(chunk->free, chunk->count);
-	list_add(&chunk->link, &vm->pt.chunks);
-	vm->pt.chunk_bytes = min_t(u32, bytes * 2, PAGODA_PT_CHUNK_MAX);
+	list_add(&chunk->link, &tree->chunks);
+	tree->chunk_bytes = min_t(u32, bytes * 2, PAGODA_PT_CHUNK_MAX);
 	return 0;
 }
 
@@ -209,9 +218,9 @@ static int pagoda_pt_new_chunk(struct pagoda_vm *vm)
  * contiguous: in a memory segment, or in system memory through the
  * aperture segment, where the device reads a root (not a lower table).
  */
-static int pagoda_pt_alloc_own(struct pagoda_vm *vm, struct pagoda_pt *pt)
+static int pagoda_pt_alloc_own(struct pagoda_pt_tree *tree, struct pagoda_pt *pt)
 {
-	struct pagoda_device *pgdev = vm->pgdev;
+	struct pagoda_device *pgdev = tree->gpu;
 	u64 size = round_up((u64)pt->entries * sizeof(u64), pgdev->segs[PAGODA_SEG_VRAM].page_size);
 
 	pt->bo = pagoda_bo_create_kernel(pgdev, size, pgdev->params.pt_segments,
@@ -222,7 +231,7 @@ static int pagoda_pt_alloc_own(struct pagoda_vm *vm, struct pagoda_pt *pt)
 	return 0;
 }
 
-static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 entries)
+static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_pt_tree *tree, u32 level, u32 entries)
 {
 	struct pagoda_pt_chunk *chunk;
 	struct pagoda_pt *pt;
@@ -242,25 +251,25 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 en
 		}
 	}
 	if (entries > PAGODA_PT_ENTRIES) {
-		ret = pagoda_pt_alloc_own(vm, pt);
+		ret = pagoda_pt_alloc_own(tree, pt);
 		if (ret) {
 			kvfree(pt->children);
 			kfree(pt);
 			return ERR_PTR(ret);
 		}
-		vm->pt.tables[level]++;
-		trace_pagoda_pt_alloc(vm, level, pt->addr);
+		tree->tables[level]++;
+		trace_pagoda_pt_alloc(tree->vm, level, pt->addr);
 		return pt;
 	}
-	chunk = list_first_entry_or_null(&vm->pt.chunks, struct pagoda_pt_chunk, link);
+	chunk = list_first_entry_or_null(&tree->chunks, struct pagoda_pt_chunk, link);
 	if (!chunk || !chunk->nr_free) {
-		ret = pagoda_pt_new_chunk(vm);
+		ret = pagoda_pt_new_chunk(tree);
 		if (ret) {
 			kvfree(pt->children);
 			kfree(pt);
 			return ERR_PTR(ret);
 		}
-		chunk = list_first_entry(&vm->pt.chunks, struct pagoda_pt_chunk, link);
+		chunk = list_first_entry(&tree->chunks, struct pagoda_pt_chunk, link);
 	}
 	pt->chunk = chunk;
 	pt->index = find_first_bit(chunk->free, chunk->count);
@@ -269,57 +278,35 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_vm *vm, u32 level, u32 en
 	__clear_bit(pt->index, chunk->free);
 	/* chunks with free tables stay first */
 	if (!--chunk->nr_free)
-		list_move_tail(&chunk->link, &vm->pt.chunks);
-	vm->pt.tables[level]++;
-	trace_pagoda_pt_alloc(vm, level, pt->addr);
+		list_move_tail(&chunk->link, &tree->chunks);
+	tree->tables[level]++;
+	trace_pagoda_pt_alloc(tree->vm, level, pt->addr);
 	return pt;
 }
 
 /* Free @pt and the tables below it, which can only be fresh ones. */
-static void pagoda_pt_free(struct pagoda_vm *vm, struct pagoda_pt *pt)
+static void pagoda_pt_free(struct pagoda_pt_tree *tree, struct pagoda_pt *pt)
 {
 	unsigned int i;
 
 	if (pt->level)
 		for (i = 0; i < pt->entries; i++)
 			if (pt_is_table(pt->children[i]))
-				pagoda_pt_free(vm, pt->children[i]);
+				pagoda_pt_free(tree, pt->children[i]);
 	if (pt->bo) {
 		pagoda_bo_free_kernel(pt->bo);
 	} else {
 		pt->chunk->tables[pt->index] = NULL;
 		__set_bit(pt->index, pt->chunk->free);
 		pt->chunk->nr_free++;
-		list_move(&pt->chunk->link, &vm->pt.chunks);
+		list_move(&pt->chunk->link, &tree->chunks);
 	}
-	vm->pt.tables[pt->level]--;
-	vm->pt.leaf64_tables -= pt->leaf64;
-	if (vm->pt.leaf_hint == pt)
-		vm->pt.leaf_hint = NULL;
+	tree->tables[pt->level]--;
+	tree->leaf64_tables -= pt->leaf64;
+	if (tree->leaf_hint == pt)
+		tree->leaf_hint = NULL;
 	kvfree(pt->children);
 	kfree(pt);
-}
-
-/**
- * pagoda_pt_root_addr - device physical address of the root table
- * @vm: the address space
- *
- * Return: what CTX_ROOT takes.
- */
-u64 pagoda_pt_root_addr(struct pagoda_vm *vm)
-{
-	return vm->pt.root->addr;
-}
-
-/**
- * pagoda_pt_root_entries - entries of the root table
- * @vm: the address space
- *
- * Return: what CTX_ROOT_ENTRIES takes.
- */
-u32 pagoda_pt_root_entries(struct pagoda_vm *vm)
-{
-	return vm->pt.root->entries;
 }
 
 /* Write a fresh table invalid. */
@@ -333,18 +320,23 @@ static int pagoda_pt_write_invalid(struct pagoda_paging_batch *batch, struct pag
 
 /**
  * pagoda_pt_init - page-table state of a new address space
- * @vm: the address space, with @levels set
+ * @vm: the address space, with @levels, @link and @num_pt set
  *
- * The root table is made with the first mapping (pagoda_pt_alloc_range()):
+ * The root tables are made with the first mapping (pagoda_pt_alloc_range()):
  * a file that maps nothing costs no table.
  */
 void pagoda_pt_init(struct pagoda_vm *vm)
 {
-	u32 va_bits = vm->pgdev->params.va_bits;
+	u32 va_bits = vm->link->gpu[0]->params.va_bits;
+	struct pagoda_pt_tree *tree;
 
-	INIT_LIST_HEAD(&vm->pt.chunks);
-	INIT_LIST_HEAD(&vm->pt.spares);
-	xa_init(&vm->pt.large_ptes);
+	pagoda_vm_for_each_tree(vm, tree) {
+		tree->vm = vm;
+		tree->gpu = vm->link->gpu[tree - vm->pt];
+		INIT_LIST_HEAD(&tree->chunks);
+		INIT_LIST_HEAD(&tree->spares);
+		xa_init(&tree->large_ptes);
+	}
 	vm->root_entries = PAGODA_PT_ENTRIES;
 	/* a resizable root (2 levels) takes the VA bits the lower levels leave */
 	vm->max_root_entries = vm->levels == 2 ?
@@ -353,58 +345,26 @@ void pagoda_pt_init(struct pagoda_vm *vm)
 			   (u64)vm->max_root_entries << level_shift(vm->levels - 1));
 }
 
-/**
- * pagoda_pt_fini - free every table and chunk of an address space
- * @vm: the address space, whose jobs are all done
- *
- * Waits for the last update of its tables first.
- */
-void pagoda_pt_fini(struct pagoda_vm *vm)
-{
-	struct pagoda_pt_chunk *chunk, *next;
-
-	if (vm->last_update)
-		dma_fence_wait(vm->last_update, false);
-	dma_fence_put(vm->last_update);
-	vm->last_update = NULL;
-
-	pagoda_pt_put_spares(vm);
-	if (vm->pt.root)
-		pagoda_pt_free(vm, vm->pt.root);
-	vm->pt.root = NULL;
-	xa_destroy(&vm->pt.large_ptes);
-	/*
-	 * A chunk's allocation may outlive it (a walk over all allocations
-	 * holds a reference): its moves no longer name the chunk.
-	 */
-	dma_resv_lock(drm_gpuvm_resv(&vm->gpuvm), NULL);
-	list_for_each_entry(chunk, &vm->pt.chunks, link)
-		chunk->bo->pt_chunk = NULL;
-	dma_resv_unlock(drm_gpuvm_resv(&vm->gpuvm));
-	list_for_each_entry_safe(chunk, next, &vm->pt.chunks, link) {
-		list_del(&chunk->link);
-		pagoda_pt_chunk_free(chunk);
-	}
-}
-
 /* The level-1 table of @va, and the tables above it, made as needed. */
-static int pagoda_pt_alloc_upper(struct pagoda_vm *vm, u64 va, struct pagoda_pt **level1)
+static int pagoda_pt_alloc_upper(struct pagoda_pt_tree *tree, u64 va, struct pagoda_pt **level1)
 {
 	struct pagoda_pt *pt;
 	u32 level;
 
-	if (!vm->pt.root) {
-		pt = pagoda_pt_alloc(vm, vm->levels - 1, vm->root_entries);
+	if (!tree->root) {
+		pt = pagoda_pt_alloc(tree, tree->vm->levels - 1, tree->vm->root_entries);
 		if (IS_ERR(pt))
 			return PTR_ERR(pt);
-		vm->pt.root = pt;
+		tree->root = pt;
 	}
-	pt = vm->pt.root;
-	for (level = vm->levels - 1; level > 1; level--) {
-		struct pagoda_pt **child = &pt->children[pt_index(vm, va, level)];
+	pt = tree->root;
+	for (level = tree->vm->levels - 1; level > 1; level--) {
+		struct pagoda_pt **child = &pt->children[pt_index(tree, va, level)];
 
 		if (!*child) {
-			struct pagoda_pt *table = pagoda_pt_alloc(vm, level - 1, PAGODA_PT_ENTRIES);
+			struct pagoda_pt *table;
+
+			table = pagoda_pt_alloc(tree, level - 1, PAGODA_PT_ENTRIES);
 
 			if (IS_ERR(table))
 				return PTR_ERR(table);
@@ -416,23 +376,33 @@ static int pagoda_pt_alloc_upper(struct pagoda_vm *vm, u64 va, struct pagoda_pt 
 	return 0;
 }
 
-static int pagoda_pt_add_spare(struct pagoda_vm *vm)
+static int pagoda_pt_add_spare(struct pagoda_pt_tree *tree)
 {
-	struct pagoda_pt *spare = pagoda_pt_alloc(vm, 0, PAGODA_PT_ENTRIES);
+	struct pagoda_pt *spare = pagoda_pt_alloc(tree, 0, PAGODA_PT_ENTRIES);
 
 	if (IS_ERR(spare))
 		return PTR_ERR(spare);
-	list_add(&spare->spare, &vm->pt.spares);
+	list_add(&spare->spare, &tree->spares);
 	return 0;
 }
 
-static struct pagoda_pt *pagoda_pt_take_spare(struct pagoda_vm *vm)
+static struct pagoda_pt *pagoda_pt_take_spare(struct pagoda_pt_tree *tree)
 {
-	struct pagoda_pt *spare = list_first_entry_or_null(&vm->pt.spares, struct pagoda_pt, spare);
+	struct pagoda_pt *spare = list_first_entry_or_null(&tree->spares, struct pagoda_pt, spare);
 
 	if (!WARN_ON(!spare))
 		list_del(&spare->spare);
 	return spare;
+}
+
+static void pt_tree_put_spares(struct pagoda_pt_tree *tree)
+{
+	struct pagoda_pt *spare, *next;
+
+	list_for_each_entry_safe(spare, next, &tree->spares, spare) {
+		list_del(&spare->spare);
+		pagoda_pt_free(tree, spare);
+	}
 }
 
 /**
@@ -441,33 +411,73 @@ static struct pagoda_pt *pagoda_pt_take_spare(struct pagoda_vm *vm)
  */
 void pagoda_pt_put_spares(struct pagoda_vm *vm)
 {
-	struct pagoda_pt *spare, *next;
+	struct pagoda_pt_tree *tree;
 
-	list_for_each_entry_safe(spare, next, &vm->pt.spares, spare) {
-		list_del(&spare->spare);
-		pagoda_pt_free(vm, spare);
+	pagoda_vm_for_each_tree(vm, tree)
+		pt_tree_put_spares(tree);
+}
+
+static void pt_tree_fini(struct pagoda_pt_tree *tree)
+{
+	struct pagoda_pt_chunk *chunk, *next;
+
+	if (tree->last_update)
+		dma_fence_wait(tree->last_update, false);
+	dma_fence_put(tree->last_update);
+	tree->last_update = NULL;
+
+	pt_tree_put_spares(tree);
+	if (tree->root)
+		pagoda_pt_free(tree, tree->root);
+	tree->root = NULL;
+	xa_destroy(&tree->large_ptes);
+	/*
+	 * A chunk's allocation may outlive it (a walk over all allocations
+	 * holds a reference): its moves no longer name the chunk.
+	 */
+	dma_resv_lock(drm_gpuvm_resv(&tree->vm->gpuvm), NULL);
+	list_for_each_entry(chunk, &tree->chunks, link)
+		chunk->bo->pt_chunk = NULL;
+	dma_resv_unlock(drm_gpuvm_resv(&tree->vm->gpuvm));
+	list_for_each_entry_safe(chunk, next, &tree->chunks, link) {
+		list_del(&chunk->link);
+		pagoda_pt_chunk_free(chunk);
 	}
+}
+
+/**
+ * pagoda_pt_fini - free every table and chunk of an address space
+ * @vm: the address space, whose jobs are all done
+ *
+ * Waits for the last update of its tables on each GPU first.
+ */
+void pagoda_pt_fini(struct pagoda_vm *vm)
+{
+	struct pagoda_pt_tree *tree;
+
+	pagoda_vm_for_each_tree(vm, tree)
+		pt_tree_fini(tree);
 }
 
 /*
  * The tables [va, va + bytes) of one contiguous run (at @paddr) needs;
  * @leaf64: LEAF64 leaf tables (a tiled reservation's spans), no 2 MiB page.
  */
-static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 bytes, bool zero,
+static int pagoda_pt_alloc_run(struct pagoda_pt_tree *tree, u64 va, u64 paddr, u64 bytes, bool zero,
 			       bool leaf64)
 {
 	while (bytes) {
 		u64 n = min(bytes, round_down(va, LARGE_SIZE) + LARGE_SIZE - va);
-		bool large = !leaf64 && pt_large_ok(vm, va, paddr, bytes, zero);
+		bool large = !leaf64 && pt_large_ok(tree, va, paddr, bytes, zero);
 		struct pagoda_pt *level1, **child;
 		int ret;
 
-		ret = pagoda_pt_alloc_upper(vm, va, &level1);
+		ret = pagoda_pt_alloc_upper(tree, va, &level1);
 		if (ret)
 			return ret;
-		child = &level1->children[pt_index(vm, va, 1)];
+		child = &level1->children[pt_index(tree, va, 1)];
 		if (!large && !*child) {
-			*child = pagoda_pt_alloc(vm, 0, leaf64 ? PAGODA_PT_LEAF64_ENTRIES :
+			*child = pagoda_pt_alloc(tree, 0, leaf64 ? PAGODA_PT_LEAF64_ENTRIES :
 								 PAGODA_PT_ENTRIES);
 			if (IS_ERR(*child)) {
 				ret = PTR_ERR(*child);
@@ -475,12 +485,12 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
 				return ret;
 			}
 			(*child)->leaf64 = leaf64;
-			vm->pt.leaf64_tables += leaf64;
+			tree->leaf64_tables += leaf64;
 		} else if (WARN_ON(pt_is_table(*child) && (*child)->leaf64 != leaf64)) {
 			return -EINVAL;
 		} else if (!large && *child == PT_LARGE) {
 			/* the 2 MiB page there is split or rewritten: a table for it */
-			ret = pagoda_pt_add_spare(vm);
+			ret = pagoda_pt_add_spare(tree);
 			if (ret)
 				return ret;
 		}
@@ -492,11 +502,32 @@ static int pagoda_pt_alloc_run(struct pagoda_vm *vm, u64 va, u64 paddr, u64 byte
 }
 
 /* The leaf table of the span of @va if it is the one last walked to, else NULL. */
-static struct pagoda_pt *pagoda_pt_hinted_leaf(struct pagoda_vm *vm, u64 va)
+static struct pagoda_pt *pagoda_pt_hinted_leaf(struct pagoda_pt_tree *tree, u64 va)
 {
-	if (vm->pt.leaf_hint && vm->pt.leaf_hint_span == va >> ilog2(LARGE_SIZE))
-		return vm->pt.leaf_hint;
+	if (tree->leaf_hint && tree->leaf_hint_span == va >> ilog2(LARGE_SIZE))
+		return tree->leaf_hint;
 	return NULL;
+}
+
+static int pt_tree_alloc_range(struct pagoda_pt_tree *tree, u64 va, u64 size, struct pagoda_bo *bo,
+			       u64 offset, bool leaf64)
+{
+	struct pagoda_pt *hint = pagoda_pt_hinted_leaf(tree, va);
+	struct pagoda_bo_run run;
+	int ret = 0;
+
+	/* less than a span, in that of an existing leaf table: no 2 MiB page, nothing to make */
+	if (hint && hint->leaf64 == leaf64 && size < LARGE_SIZE &&
+	    pagoda_pt_hinted_leaf(tree, va + size - 1) == hint)
+		return 0;
+	if (!bo)
+		return pagoda_pt_alloc_run(tree, va, 0, size, true, leaf64);
+	for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
+	     pagoda_bo_run_next(&run)) {
+		ret = pagoda_pt_alloc_run(tree, va, run.paddr, run.bytes, false, leaf64);
+		va += run.bytes;
+	}
+	return ret;
 }
 
 /**
@@ -511,7 +542,8 @@ static struct pagoda_pt *pagoda_pt_hinted_leaf(struct pagoda_vm *vm, u64 va)
  *	ones and it has no 2 MiB page
  *
  * Every level down to the leaf tables of the spans mapped in 4 KiB pages,
- * and spares for the 2 MiB pages it splits or rewrites. New tables are
+ * and spares for the 2 MiB pages it splits or rewrites, on every GPU of
+ * the link (the trees keep one shape). New tables are
  * fresh: pagoda_pt_map() writes them and links them in. Must not run while
  * a paging batch is being built (it may allocate).
  *
@@ -520,41 +552,34 @@ static struct pagoda_pt *pagoda_pt_hinted_leaf(struct pagoda_vm *vm, u64 va)
 int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
 			  u64 offset, bool leaf64)
 {
-	struct pagoda_pt *hint = pagoda_pt_hinted_leaf(vm, va);
-	struct pagoda_bo_run run;
-	int ret = 0;
+	struct pagoda_pt_tree *tree;
+	int ret;
 
-	/* less than a span, in that of an existing leaf table: no 2 MiB page, nothing to make */
-	if (hint && hint->leaf64 == leaf64 && size < LARGE_SIZE &&
-	    pagoda_pt_hinted_leaf(vm, va + size - 1) == hint)
-		return 0;
-	if (!bo)
-		return pagoda_pt_alloc_run(vm, va, 0, size, true, leaf64);
-	for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
-	     pagoda_bo_run_next(&run)) {
-		ret = pagoda_pt_alloc_run(vm, va, run.paddr, run.bytes, false, leaf64);
-		va += run.bytes;
+	pagoda_vm_for_each_tree(vm, tree) {
+		ret = pt_tree_alloc_range(tree, va, size, bo, offset, leaf64);
+		if (ret)
+			return ret;
 	}
-	return ret;
+	return 0;
 }
 
 /*
  * A spare for the 2 MiB page of the span holding @va, if the range
  * [start, end) covers only part of it.
  */
-static int pagoda_pt_spare_for_edge(struct pagoda_vm *vm, u64 va, u64 start, u64 end)
+static int pagoda_pt_spare_for_edge(struct pagoda_pt_tree *tree, u64 va, u64 start, u64 end)
 {
 	u64 span = round_down(va, LARGE_SIZE);
-	struct pagoda_pt *pt = vm->pt.root;
+	struct pagoda_pt *pt = tree->root;
 	u32 level;
 
 	if (span >= start && span + LARGE_SIZE <= end)
 		return 0;
-	for (level = vm->levels - 1; level > 1 && pt_is_table(pt); level--)
-		pt = pt->children[pt_index(vm, va, level)];
-	if (!pt_is_table(pt) || pt->children[pt_index(vm, va, 1)] != PT_LARGE)
+	for (level = tree->vm->levels - 1; level > 1 && pt_is_table(pt); level--)
+		pt = pt->children[pt_index(tree, va, level)];
+	if (!pt_is_table(pt) || pt->children[pt_index(tree, va, 1)] != PT_LARGE)
 		return 0;
-	return pagoda_pt_add_spare(vm);
+	return pagoda_pt_add_spare(tree);
 }
 
 /**
@@ -570,18 +595,23 @@ static int pagoda_pt_spare_for_edge(struct pagoda_vm *vm, u64 va, u64 start, u64
  */
 int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size)
 {
-	int ret;
+	struct pagoda_pt_tree *tree;
+	int ret = 0;
 
-	if (!vm->pt.root)
-		return 0;
-	ret = pagoda_pt_spare_for_edge(vm, va, va, va + size);
-	if (!ret && round_down(va, LARGE_SIZE) != round_down(va + size - 1, LARGE_SIZE))
-		ret = pagoda_pt_spare_for_edge(vm, va + size - 1, va, va + size);
+	pagoda_vm_for_each_tree(vm, tree) {
+		if (!tree->root)
+			continue;
+		ret = pagoda_pt_spare_for_edge(tree, va, va, va + size);
+		if (!ret && round_down(va, LARGE_SIZE) != round_down(va + size - 1, LARGE_SIZE))
+			ret = pagoda_pt_spare_for_edge(tree, va + size - 1, va, va + size);
+		if (ret)
+			break;
+	}
 	return ret;
 }
 
 /* Write fresh table @child invalid, then point entry @index of @pt to it. */
-static int pagoda_pt_link(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
+static int pagoda_pt_link(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
 			  struct pagoda_pt *pt, u32 index, struct pagoda_pt *child)
 {
 	u64 pte = pt_table_pte(child);
@@ -599,21 +629,21 @@ static int pagoda_pt_link(struct pagoda_vm *vm, struct pagoda_paging_batch *batc
  * The level-1 table of @va. Fresh tables on the way are written invalid,
  * then linked into their parent.
  */
-static int pagoda_pt_level1(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
+static int pagoda_pt_level1(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch, u64 va,
 			    struct pagoda_pt **level1)
 {
-	struct pagoda_pt *pt = vm->pt.root;
+	struct pagoda_pt *pt = tree->root;
 	u32 level;
 	int ret;
 
-	for (level = vm->levels - 1; level > 1; level--) {
-		u32 index = pt_index(vm, va, level);
+	for (level = tree->vm->levels - 1; level > 1; level--) {
+		u32 index = pt_index(tree, va, level);
 		struct pagoda_pt *child = pt->children[index];
 
 		if (WARN_ON(!pt_is_table(child)))
 			return -EINVAL;
 		if (child->fresh) {
-			ret = pagoda_pt_link(vm, batch, pt, index, child);
+			ret = pagoda_pt_link(tree, batch, pt, index, child);
 			if (ret)
 				return ret;
 			pt->used++;
@@ -629,30 +659,30 @@ static int pagoda_pt_level1(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
  * page was there) a spare takes its place; replacing a 2 MiB page that
  * stays mapped (@rewrite) makes the whole table valid.
  */
-static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
+static int pagoda_pt_leaf(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch, u64 va,
 			  bool rewrite, struct pagoda_pt **leaf)
 {
 	struct pagoda_pt *level1, *child;
 	u32 index;
 	int ret;
 
-	*leaf = pagoda_pt_hinted_leaf(vm, va);
+	*leaf = pagoda_pt_hinted_leaf(tree, va);
 	if (*leaf)
 		return 0;
-	ret = pagoda_pt_level1(vm, batch, va, &level1);
+	ret = pagoda_pt_level1(tree, batch, va, &level1);
 	if (ret)
 		return ret;
-	index = pt_index(vm, va, 1);
+	index = pt_index(tree, va, 1);
 	child = level1->children[index];
 	if (!pt_is_table(child)) {
 		bool was_large = child == PT_LARGE;
 
-		child = pagoda_pt_take_spare(vm);
+		child = pagoda_pt_take_spare(tree);
 		if (!child)
 			return -EINVAL;
 		level1->children[index] = child;
 		if (was_large) {
-			xa_erase(&vm->pt.large_ptes, va >> ilog2(LARGE_SIZE));
+			xa_erase(&tree->large_ptes, va >> ilog2(LARGE_SIZE));
 			/* the entry stays valid: the table replaces the page */
 			level1->used--;
 			if (rewrite)
@@ -660,33 +690,33 @@ static int pagoda_pt_leaf(struct pagoda_vm *vm, struct pagoda_paging_batch *batc
 		}
 	}
 	if (child->fresh) {
-		ret = pagoda_pt_link(vm, batch, level1, index, child);
+		ret = pagoda_pt_link(tree, batch, level1, index, child);
 		if (ret)
 			return ret;
 		level1->used++;
 	}
-	vm->pt.leaf_hint = child;
-	vm->pt.leaf_hint_span = va >> ilog2(LARGE_SIZE);
+	tree->leaf_hint = child;
+	tree->leaf_hint_span = va >> ilog2(LARGE_SIZE);
 	*leaf = child;
 	return 0;
 }
 
 /* Map the span of @va as one 2 MiB page, entry @pte, replacing what is there. */
-static int pagoda_pt_set_large(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
-			       u64 pte)
+static int pagoda_pt_set_large(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+			       u64 va, u64 pte)
 {
 	struct pagoda_pt *level1, *child;
 	u32 index;
 	int ret;
 
-	ret = pagoda_pt_level1(vm, batch, va, &level1);
+	ret = pagoda_pt_level1(tree, batch, va, &level1);
 	if (ret)
 		return ret;
-	index = pt_index(vm, va, 1);
+	index = pt_index(tree, va, 1);
 	ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
 	if (ret)
 		return ret;
-	ret = xa_err(xa_store(&vm->pt.large_ptes, va >> ilog2(LARGE_SIZE), xa_mk_value(pte),
+	ret = xa_err(xa_store(&tree->large_ptes, va >> ilog2(LARGE_SIZE), xa_mk_value(pte),
 			      GFP_KERNEL));
 	if (ret)
 		return ret;
@@ -695,7 +725,7 @@ static int pagoda_pt_set_large(struct pagoda_vm *vm, struct pagoda_paging_batch 
 	if (!child || (pt_is_table(child) && child->fresh))
 		level1->used++;
 	if (pt_is_table(child))
-		pagoda_pt_free(vm, child);
+		pagoda_pt_free(tree, child);
 	level1->children[index] = PT_LARGE;
 	return 0;
 }
@@ -741,13 +771,13 @@ static int pagoda_pt_writer_add(struct pagoda_pt_writer *w, struct pagoda_pt *pt
 }
 
 /* Whether the span of @va has a LEAF64 leaf table (a tiled reservation's). */
-static bool pagoda_pt_span_leaf64(struct pagoda_vm *vm, u64 va)
+static bool pagoda_pt_span_leaf64(struct pagoda_pt_tree *tree, u64 va)
 {
-	struct pagoda_pt *pt = vm->pt.root;
+	struct pagoda_pt *pt = tree->root;
 	u32 level;
 
-	for (level = vm->levels - 1; level > 0 && pt_is_table(pt); level--)
-		pt = pt->children[pt_index(vm, va, level)];
+	for (level = tree->vm->levels - 1; level > 0 && pt_is_table(pt); level--)
+		pt = pt->children[pt_index(tree, va, level)];
 	return pt_is_table(pt) && pt->leaf64;
 }
 
@@ -764,7 +794,7 @@ static u32 pt_leaf_count(const struct pagoda_pt *leaf, u64 va, u64 bytes)
 }
 
 /* Map [va, va + bytes) to the physically contiguous run at @paddr. */
-static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u64 va,
+static int pagoda_pt_map_run(struct pagoda_pt_tree *tree, struct pagoda_pt_writer *w, u64 va,
 			     u64 paddr, u64 bytes, u64 pte_flags)
 {
 	while (bytes) {
@@ -772,10 +802,11 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 		u32 index, shift, n, i;
 		int ret;
 
-		if (pt_large_ok(vm, va, paddr, bytes, false) && !pagoda_pt_span_leaf64(vm, va)) {
+		if (pt_large_ok(tree, va, paddr, bytes, false) &&
+		    !pagoda_pt_span_leaf64(tree, va)) {
 			ret = pagoda_pt_writer_flush(w);
 			if (!ret)
-				ret = pagoda_pt_set_large(vm, w->batch, va,
+				ret = pagoda_pt_set_large(tree, w->batch, va,
 							  pt_pte(paddr, pte_flags |
 								 PAGODA_PTE_LARGE_PAGE));
 			if (ret)
@@ -785,7 +816,7 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 			bytes -= LARGE_SIZE;
 			continue;
 		}
-		ret = pagoda_pt_leaf(vm, w->batch, va, w->rewrite, &leaf);
+		ret = pagoda_pt_leaf(tree, w->batch, va, w->rewrite, &leaf);
 		if (ret)
 			return ret;
 		shift = pt_leaf_shift(leaf);
@@ -820,8 +851,8 @@ static int pagoda_pt_map_run(struct pagoda_vm *vm, struct pagoda_pt_writer *w, u
 }
 
 /* Map [va, va + size) to zero pages: one repeated entry per leaf table. */
-static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va,
-			      u64 size, u64 pte_flags, bool rewrite)
+static int pagoda_pt_map_zero(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+			      u64 va, u64 size, u64 pte_flags, bool rewrite)
 {
 	u64 pte = PAGODA_PTE_VALID | PAGODA_PTE_ZERO | pte_flags;
 	u64 end = va + size;
@@ -831,14 +862,14 @@ static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *
 		u32 n;
 		int ret;
 
-		if (pt_large_ok(vm, va, 0, end - va, true) && !pagoda_pt_span_leaf64(vm, va)) {
-			ret = pagoda_pt_set_large(vm, batch, va, pte | PAGODA_PTE_LARGE_PAGE);
+		if (pt_large_ok(tree, va, 0, end - va, true) && !pagoda_pt_span_leaf64(tree, va)) {
+			ret = pagoda_pt_set_large(tree, batch, va, pte | PAGODA_PTE_LARGE_PAGE);
 			if (ret)
 				return ret;
 			va += LARGE_SIZE;
 			continue;
 		}
-		ret = pagoda_pt_leaf(vm, batch, va, rewrite, &leaf);
+		ret = pagoda_pt_leaf(tree, batch, va, rewrite, &leaf);
 		if (ret)
 			return ret;
 		n = pt_leaf_count(leaf, va, end - va);
@@ -855,47 +886,29 @@ static int pagoda_pt_map_zero(struct pagoda_vm *vm, struct pagoda_paging_batch *
 	return 0;
 }
 
-/**
- * pagoda_pt_map - write the entries of a mapping
- * @vm: the address space, its lock held
- * @batch: the paging batch the entries go in
- * @va: first address, page aligned; [va, va + size) holds no valid
- *	entry, unless @rewrite
- * @size: bytes, a multiple of the page size
- * @bo: the allocation, reserved and placed where the GPU reaches it; NULL
- *	for zero pages
- * @offset: byte offset in @bo of the page at @va
- * @pte_flags: PAGODA_PTE_READ_ONLY, PAGODA_PTE_NO_EXECUTE (and
- *	PAGODA_PTE_ZERO, implied without @bo)
- * @rewrite: the range is mapped already: its entries get new addresses
- *
- * The tables must exist (pagoda_pt_alloc_range()).
- *
- * Return: 0 or a negative errno from the batch.
- */
-int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
-		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite)
+static int pt_tree_map(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch, u64 va,
+		       u64 size, struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite)
 {
 	struct pagoda_pt_writer w = { .batch = batch, .rewrite = rewrite };
 	struct pagoda_bo_run run;
 	u64 pos = va;
 	int ret = 0;
 
-	if (vm->pt.root->fresh) {
-		ret = pagoda_pt_write_invalid(batch, vm->pt.root);
+	if (tree->root->fresh) {
+		ret = pagoda_pt_write_invalid(batch, tree->root);
 		if (ret)
 			return ret;
-		vm->pt.root->fresh = false;
+		tree->root->fresh = false;
 	}
 
 	if (!bo) {
-		ret = pagoda_pt_map_zero(vm, batch, va, size, pte_flags & ~PAGODA_PTE_ZERO,
+		ret = pagoda_pt_map_zero(tree, batch, va, size, pte_flags & ~PAGODA_PTE_ZERO,
 					 rewrite);
 	} else {
-		pte_flags |= pt_peer_flags(vm, bo);
+		pte_flags |= pt_peer_flags(tree, bo);
 		for (pagoda_bo_run_first(bo, offset, size, &run); run.bytes && !ret;
 		     pagoda_bo_run_next(&run)) {
-			ret = pagoda_pt_map_run(vm, &w, pos, run.paddr, run.bytes, pte_flags);
+			ret = pagoda_pt_map_run(tree, &w, pos, run.paddr, run.bytes, pte_flags);
 			pos += run.bytes;
 		}
 		if (!ret)
@@ -906,13 +919,47 @@ int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 v
 	return ret;
 }
 
+/**
+ * pagoda_pt_map - write the entries of a mapping
+ * @vm: the address space, its lock held
+ * @update: the paging batches the entries go in, one per GPU
+ * @va: first address, page aligned; [va, va + size) holds no valid
+ *	entry, unless @rewrite
+ * @size: bytes, a multiple of the page size
+ * @bo: the allocation, reserved and placed where the GPU reaches it; NULL
+ *	for zero pages
+ * @offset: byte offset in @bo of the page at @va
+ * @pte_flags: PAGODA_PTE_READ_ONLY, PAGODA_PTE_NO_EXECUTE (and
+ *	PAGODA_PTE_ZERO, implied without @bo)
+ * @rewrite: the range is mapped already: its entries get new addresses
+ *
+ * Each GPU's tree gets its entries: another GPU's memory it reaches as a
+ * peer. The tables must exist (pagoda_pt_alloc_range()).
+ *
+ * Return: 0 or a negative errno from the batch.
+ */
+int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
+		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite)
+{
+	struct pagoda_pt_tree *tree;
+	int ret;
+
+	pagoda_vm_for_each_tree(vm, tree) {
+		ret = pt_tree_map(tree, &update->batch[tree - vm->pt], va, size, bo, offset,
+				  pte_flags, rewrite);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /*
  * Entry @index of the level-1 table on @path to @va goes (a leaf table left
  * with no valid entry, or a 2 MiB page): free what it pointed to, and the
  * tables above that only held it, and clear the entry that pointed to the
  * topmost one freed.
  */
-static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
+static int pagoda_pt_unlink(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
 			    struct pagoda_pt **path, u64 va)
 {
 	u32 level = 1, index;
@@ -920,13 +967,13 @@ static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
 	struct pagoda_pt *pt;
 
 	/* path[l] is the table of level l on the way to @va */
-	while (level < vm->levels - 1 && path[level]->used == 1)
+	while (level < tree->vm->levels - 1 && path[level]->used == 1)
 		level++;
 	pt = path[level];
-	index = pt_index(vm, va, level);
+	index = pt_index(tree, va, level);
 	pt->used--;
 	if (pt_is_table(pt->children[index]))
-		pagoda_pt_free(vm, pt->children[index]);
+		pagoda_pt_free(tree, pt->children[index]);
 	pt->children[index] = NULL;
 	return pagoda_paging_update_ptes(batch, level, pt->addr, index, &invalid, 1, 0);
 }
@@ -935,18 +982,19 @@ static int pagoda_pt_unlink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
  * Split the 2 MiB page of the span of @va into a spare leaf table: 512
  * entries of 4 KiB in its place. Return: the table, or an ERR_PTR.
  */
-static struct pagoda_pt *pagoda_pt_split(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
+static struct pagoda_pt *pagoda_pt_split(struct pagoda_pt_tree *tree,
+					 struct pagoda_paging_batch *batch,
 					 struct pagoda_pt *level1, u64 va)
 {
-	u32 index = pt_index(vm, va, 1);
-	void *entry = xa_erase(&vm->pt.large_ptes, va >> ilog2(LARGE_SIZE));
+	u32 index = pt_index(tree, va, 1);
+	void *entry = xa_erase(&tree->large_ptes, va >> ilog2(LARGE_SIZE));
 	struct pagoda_pt *leaf;
 	u64 pte;
 	int ret;
 
 	if (WARN_ON(!entry))
 		return ERR_PTR(-EINVAL);
-	leaf = pagoda_pt_take_spare(vm);
+	leaf = pagoda_pt_take_spare(tree);
 	if (!leaf)
 		return ERR_PTR(-EINVAL);
 	pte = xa_to_value(entry) & ~PAGODA_PTE_LARGE_PAGE;
@@ -958,7 +1006,7 @@ static struct pagoda_pt *pagoda_pt_split(struct pagoda_vm *vm, struct pagoda_pag
 		ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
 	}
 	if (ret) {
-		list_add(&leaf->spare, &vm->pt.spares);
+		list_add(&leaf->spare, &tree->spares);
 		return ERR_PTR(ret);
 	}
 	leaf->fresh = false;
@@ -967,22 +1015,8 @@ static struct pagoda_pt *pagoda_pt_split(struct pagoda_vm *vm, struct pagoda_pag
 	return leaf;
 }
 
-/**
- * pagoda_pt_clear - invalidate the entries of a range
- * @vm: the address space, its lock held
- * @batch: the paging batch
- * @va: first address, page aligned; every page of the range is mapped
- * @size: bytes
- * @keep: the range is mapped again in the same batch: keep its tables
- *
- * Tables left with no valid entry are freed, unless @keep. A 2 MiB page
- * the range covers goes whole; one it covers in part is split first
- * (spares from pagoda_pt_prepare_clear() or pagoda_pt_alloc_range()).
- *
- * Return: 0 or a negative errno from the batch.
- */
-int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
-		    bool keep)
+static int pt_tree_clear(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch, u64 va,
+			 u64 size, bool keep)
 {
 	struct pagoda_pt *path[PAGODA_MMU_MAX_LEVELS];
 	u64 end = va + size, start = va;
@@ -990,26 +1024,26 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 	int ret;
 
 	while (va < end) {
-		u32 index = pt_index(vm, va, 0), level;
+		u32 index = pt_index(tree, va, 0), level;
 		u32 n = min_t(u64, (end - va) >> PAGE_SHIFT, PAGODA_PT_ENTRIES - index);
-		struct pagoda_pt *pt = vm->pt.root;
+		struct pagoda_pt *pt = tree->root;
 		u32 shift = PAGE_SHIFT;
 
-		for (level = vm->levels - 1; level > 0 && pt_is_table(pt); level--) {
+		for (level = tree->vm->levels - 1; level > 0 && pt_is_table(pt); level--) {
 			path[level] = pt;
-			pt = pt->children[pt_index(vm, va, level)];
+			pt = pt->children[pt_index(tree, va, level)];
 		}
 		if (pt == PT_LARGE && IS_ALIGNED(va, LARGE_SIZE) && end - va >= LARGE_SIZE) {
-			xa_erase(&vm->pt.large_ptes, va >> ilog2(LARGE_SIZE));
-			if (keep || path[1]->used > 1 || vm->levels == 2) {
-				u32 index1 = pt_index(vm, va, 1);
+			xa_erase(&tree->large_ptes, va >> ilog2(LARGE_SIZE));
+			if (keep || path[1]->used > 1 || tree->vm->levels == 2) {
+				u32 index1 = pt_index(tree, va, 1);
 
 				path[1]->used--;
 				path[1]->children[index1] = NULL;
 				ret = pagoda_paging_update_ptes(batch, 1, path[1]->addr, index1,
 								&invalid, 1, 0);
 			} else {
-				ret = pagoda_pt_unlink(vm, batch, path, va);
+				ret = pagoda_pt_unlink(tree, batch, path, va);
 			}
 			if (ret)
 				return ret;
@@ -1017,7 +1051,7 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 			continue;
 		}
 		if (pt == PT_LARGE) {
-			pt = pagoda_pt_split(vm, batch, path[1], va);
+			pt = pagoda_pt_split(tree, batch, path[1], va);
 			if (IS_ERR(pt))
 				return PTR_ERR(pt);
 		}
@@ -1030,7 +1064,7 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 			return -EINVAL;
 		if (pt->used == n && !keep) {
 			pt->used = 0;
-			ret = pagoda_pt_unlink(vm, batch, path, va);
+			ret = pagoda_pt_unlink(tree, batch, path, va);
 		} else {
 			pt->used -= n;
 			ret = pagoda_paging_update_ptes(batch, 0, pt->addr, index, &invalid, n,
@@ -1043,6 +1077,34 @@ int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64
 	return pagoda_paging_flush_tlb(batch, 0, start, size, true);
 }
 
+/**
+ * pagoda_pt_clear - invalidate the entries of a range
+ * @vm: the address space, its lock held
+ * @update: the paging batches, one per GPU
+ * @va: first address, page aligned; every page of the range is mapped
+ * @size: bytes
+ * @keep: the range is mapped again in the same batch: keep its tables
+ *
+ * Tables left with no valid entry are freed, unless @keep. A 2 MiB page
+ * the range covers goes whole; one it covers in part is split first
+ * (spares from pagoda_pt_prepare_clear() or pagoda_pt_alloc_range()).
+ *
+ * Return: 0 or a negative errno from the batch.
+ */
+int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
+		    bool keep)
+{
+	struct pagoda_pt_tree *tree;
+	int ret;
+
+	pagoda_vm_for_each_tree(vm, tree) {
+		ret = pt_tree_clear(tree, &update->batch[tree - vm->pt], va, size, keep);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* Entries a root needs to cover [0, @extent), for a 2-level device. */
 static u32 pagoda_pt_root_need(struct pagoda_vm *vm, u64 extent)
 {
@@ -1053,49 +1115,83 @@ static u32 pagoda_pt_root_need(struct pagoda_vm *vm, u64 extent)
 		       vm->max_root_entries);
 }
 
-/*
- * Move the root to a new table of @entries: written invalid, the entries
- * it keeps copied over (COPY_PTES), waited for, then the old one freed.
- */
-static int pagoda_pt_move_root(struct pagoda_vm *vm, u32 entries)
+/* Write @tree's new root @root invalid, then copy the entries it keeps. */
+static int pagoda_pt_copy_root(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+			       struct pagoda_pt *root)
 {
-	struct pagoda_pt *old = vm->pt.root, *root;
-	struct pagoda_paging_batch batch;
-	struct dma_fence *fence;
+	struct pagoda_pt *old = tree->root;
 	int ret;
 
-	root = pagoda_pt_alloc(vm, vm->levels - 1, entries);
-	if (IS_ERR(root))
-		return PTR_ERR(root);
-	pagoda_paging_batch_init(&batch, vm->pgdev);
-	ret = pagoda_pt_write_invalid(&batch, root);
+	ret = pagoda_pt_write_invalid(batch, root);
 	if (!ret && !old->fresh)
-		ret = pagoda_paging_copy_ptes(&batch, old->addr, 0, root->addr, 0,
-					      min(entries, old->entries));
-	fence = pagoda_paging_batch_finish(&batch, ret);
-	if (IS_ERR(fence)) {
-		pagoda_pt_free(vm, root);
-		return PTR_ERR(fence);
+		ret = pagoda_paging_copy_ptes(batch, old->addr, 0, root->addr, 0,
+					      min(root->entries, old->entries));
+	return ret;
+}
+
+/*
+ * Move each GPU's root to a new table of @entries: written invalid, the
+ * entries it keeps copied over (COPY_PTES), waited for, then the old one
+ * freed. On failure the roots stay as they were.
+ */
+static int pagoda_pt_move_roots(struct pagoda_vm *vm, u32 entries)
+{
+	struct pagoda_pt *roots[PAGODA_LINK_MAX_ADAPTERS] = {};
+	struct dma_fence *fences[PAGODA_LINK_MAX_ADAPTERS] = {};
+	struct pagoda_vm_update update;
+	struct pagoda_pt_tree *tree;
+	int ret = 0;
+	u32 i;
+
+	pagoda_vm_for_each_tree(vm, tree) {
+		roots[tree - vm->pt] = pagoda_pt_alloc(tree, vm->levels - 1, entries);
+		if (IS_ERR(roots[tree - vm->pt])) {
+			ret = PTR_ERR(roots[tree - vm->pt]);
+			roots[tree - vm->pt] = NULL;
+			goto out;
+		}
 	}
-	/* the old root goes once copied; no job runs meanwhile */
-	dma_fence_wait(fence, false);
-	ret = fence->error;
-	if (ret) {
-		dma_fence_put(fence);
-		pagoda_pt_free(vm, root);
-		return ret;
+	pagoda_vm_update_init(vm, &update, false);
+	pagoda_vm_for_each_tree(vm, tree) {
+		i = tree - vm->pt;
+		if (!ret)
+			ret = pagoda_pt_copy_root(tree, &update.batch[i], roots[i]);
+		fences[i] = pagoda_paging_batch_finish(&update.batch[i], ret);
+		if (IS_ERR(fences[i])) {
+			ret = PTR_ERR(fences[i]);
+			fences[i] = NULL;
+		}
 	}
-	memcpy(root->children, old->children,
-	       min(entries, old->entries) * sizeof(*root->children));
-	memset(old->children, 0, old->entries * sizeof(*old->children));
-	root->used = old->used;
-	root->fresh = false;
-	vm->pt.root = root;
-	trace_pagoda_pt_root_resize(vm, old->entries, entries);
-	pagoda_pt_free(vm, old);
-	dma_fence_put(vm->last_update);
-	vm->last_update = fence;
-	return 0;
+	/* the old roots go once copied; no job runs meanwhile */
+	for (i = 0; i < vm->num_pt; i++) {
+		if (fences[i] && dma_fence_wait(fences[i], false) == 0 && !ret)
+			ret = fences[i]->error;
+	}
+	if (ret)
+		goto out;
+	pagoda_vm_for_each_tree(vm, tree) {
+		struct pagoda_pt *old = tree->root, *root = roots[tree - vm->pt];
+
+		memcpy(root->children, old->children,
+		       min(entries, old->entries) * sizeof(*root->children));
+		memset(old->children, 0, old->entries * sizeof(*old->children));
+		root->used = old->used;
+		root->fresh = false;
+		tree->root = root;
+		roots[tree - vm->pt] = old;
+		dma_fence_put(tree->last_update);
+		tree->last_update = fences[tree - vm->pt];
+		fences[tree - vm->pt] = NULL;
+	}
+	trace_pagoda_pt_root_resize(vm, roots[0]->entries, entries);
+out:
+	/* the old roots, or on failure the new ones */
+	for (i = 0; i < vm->num_pt; i++) {
+		if (roots[i])
+			pagoda_pt_free(&vm->pt[i], roots[i]);
+		dma_fence_put(fences[i]);
+	}
+	return ret;
 }
 
 /**
@@ -1107,35 +1203,39 @@ static int pagoda_pt_move_root(struct pagoda_vm *vm, u32 entries)
  * 512 entries (4 KiB): a root of more than 512 entries has an allocation
  * of its own. It only shrinks down to its highest entry in use. The space
  * must be idle: this waits for its jobs, then the space leaves its device
- * context, so that its next job sets the new root. Other devices keep a
- * fixed root.
+ * contexts, so that its next job on each GPU sets the new root. Other
+ * devices keep a fixed root.
  *
- * Return: 0, or a negative errno (the root is unchanged).
+ * Return: 0, or a negative errno (the roots are unchanged).
  */
 int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent)
 {
+	struct pagoda_pt *root = vm->pt[0].root;
+	struct pagoda_pt_tree *tree;
 	u32 entries, used;
 	long ret;
 
 	if (vm->levels != 2)
 		return 0;
 	entries = pagoda_pt_root_need(vm, extent);
-	if (!vm->pt.root) {
+	if (!root) {
 		vm->root_entries = entries;
 		return 0;
 	}
-	for (used = vm->pt.root->entries; used > entries; used--)
-		if (vm->pt.root->children[used - 1])
+	/* the roots of every GPU have the same entries in use */
+	for (used = root->entries; used > entries; used--)
+		if (root->children[used - 1])
 			break;
 	entries = max(entries, round_up(used, PAGODA_PT_ENTRIES));
-	if (entries == vm->pt.root->entries)
+	if (entries == root->entries)
 		return 0;
 	ret = dma_resv_wait_timeout(drm_gpuvm_resv(&vm->gpuvm), DMA_RESV_USAGE_BOOKKEEP, true,
 				    MAX_SCHEDULE_TIMEOUT);
 	if (ret < 0)
 		return ret;
-	pagoda_slot_release_vm(vm->pgdev, vm);
-	ret = pagoda_pt_move_root(vm, entries);
+	pagoda_vm_for_each_tree(vm, tree)
+		pagoda_slot_release_vm(tree->gpu, vm);
+	ret = pagoda_pt_move_roots(vm, entries);
 	if (!ret)
 		vm->root_entries = entries;
 	return ret;
@@ -1161,7 +1261,7 @@ void pagoda_pt_chunk_moved(struct pagoda_pt_chunk *chunk)
 		pt->addr = pagoda_bo_page_paddr(chunk->bo, (u64)i * PAGODA_PT_SIZE);
 		pt->moved = true;
 	}
-	chunk->vm->pt_moved = true;
+	chunk->tree->vm->pt_moved = true;
 }
 
 /**
@@ -1175,11 +1275,11 @@ void pagoda_pt_chunk_moved(struct pagoda_pt_chunk *chunk)
 void pagoda_pt_chunk_swapped(struct pagoda_pt_chunk *chunk)
 {
 	chunk->swapped = true;
-	chunk->vm->pt_moved = true;
+	chunk->tree->vm->pt_moved = true;
 }
 
 /* Point the entries naming moved tables below @pt at their new place. */
-static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *batch,
+static int pagoda_pt_relink(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
 			    struct pagoda_pt *pt)
 {
 	u32 i;
@@ -1199,7 +1299,7 @@ static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
 		}
 		child->moved = false;
 		if (child->level) {
-			ret = pagoda_pt_relink(vm, batch, child);
+			ret = pagoda_pt_relink(tree, batch, child);
 			if (ret)
 				return ret;
 		}
@@ -1224,42 +1324,41 @@ static int pagoda_pt_relink(struct pagoda_vm *vm, struct pagoda_paging_batch *ba
  */
 int pagoda_pt_restore(struct pagoda_vm *vm)
 {
-	struct pagoda_paging_batch batch;
+	struct pagoda_vm_update update;
 	struct pagoda_pt_chunk *chunk;
-	struct dma_fence *fence;
-	int ret;
+	struct pagoda_pt_tree *tree;
+	int ret = 0;
 
 	/* nothing moved or was swapped since the last time: the common case */
 	if (!vm->pt_moved)
 		return 0;
-	list_for_each_entry(chunk, &vm->pt.chunks, link) {
-		ret = pagoda_vm_place(vm, chunk->bo);
-		if (ret)
-			return ret;
-		/* swapped-out pages came back elsewhere, without a move */
-		if (chunk->swapped)
-			pagoda_pt_chunk_moved(chunk);
-		chunk->swapped = false;
+	pagoda_vm_for_each_tree(vm, tree) {
+		list_for_each_entry(chunk, &tree->chunks, link) {
+			ret = pagoda_vm_place(vm, chunk->bo);
+			if (ret)
+				return ret;
+			/* swapped-out pages came back elsewhere, without a move */
+			if (chunk->swapped)
+				pagoda_pt_chunk_moved(chunk);
+			chunk->swapped = false;
+		}
 	}
-	if (!vm->pt.root) {
-		vm->pt_moved = false;
-		return 0;
+	pagoda_vm_update_init(vm, &update, false);
+	pagoda_vm_for_each_tree(vm, tree) {
+		struct pagoda_paging_batch *batch = &update.batch[tree - vm->pt];
+
+		if (!tree->root || ret)
+			continue;
+		if (tree->root->moved)
+			pagoda_slot_release_vm(tree->gpu, vm);
+		tree->root->moved = false;
+		ret = pagoda_pt_relink(tree, batch, tree->root);
+		if (!ret)
+			ret = pagoda_paging_flush_tlb(batch, 0, 0, 0, true);
 	}
-	if (vm->pt.root->moved)
-		pagoda_slot_release_vm(vm->pgdev, vm);
-	vm->pt.root->moved = false;
-	pagoda_paging_batch_init(&batch, vm->pgdev);
-	ret = pagoda_pt_relink(vm, &batch, vm->pt.root);
+	/* on failure the marks are gone, the entries maybe not rewritten: lost */
+	ret = pagoda_vm_update_done(vm, &update, ret);
 	if (!ret)
-		ret = pagoda_paging_flush_tlb(&batch, 0, 0, 0, true);
-	fence = pagoda_paging_batch_finish(&batch, ret);
-	if (IS_ERR(fence)) {
-		/* the marks are gone, the entries maybe not rewritten */
-		vm->lost = true;
-		return PTR_ERR(fence);
-	}
-	dma_fence_put(vm->last_update);
-	vm->last_update = fence;
-	vm->pt_moved = false;
-	return 0;
+		vm->pt_moved = false;
+	return ret;
 }

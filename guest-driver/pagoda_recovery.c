@@ -108,7 +108,7 @@ static void pagoda_render_resubmit(struct pagoda_device *pgdev, struct drm_sched
 enum drm_gpu_sched_stat pagoda_render_timedout_job(struct drm_sched_job *sched_job)
 {
 	struct pagoda_render_job *job = to_render_job(sched_job);
-	struct pagoda_device *pgdev = job->ctx->vm->pgdev;
+	struct pagoda_device *pgdev = job->ctx->gpu;
 	struct drm_gpu_scheduler *sched = &pgdev->render_sched;
 
 	pagoda_gpu_warn(pgdev, "render job of context %u timed out: engine reset\n",

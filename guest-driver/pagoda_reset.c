@@ -52,6 +52,58 @@
 #include "pagoda_drv.h"
 #include "pagoda_vm.h"
 
+/*
+ * The reset locks of a link's GPUs are taken together, in the order of
+ * their position: each position is a lockdep class of its own.
+ */
+static struct lock_class_key pagoda_reset_lock_keys[PAGODA_LINK_MAX_ADAPTERS];
+
+/**
+ * pagoda_reset_lock_init - set up a GPU's reset lock
+ * @pgdev: the GPU, its &pagoda_device.adapter set
+ */
+void pagoda_reset_lock_init(struct pagoda_device *pgdev)
+{
+	init_rwsem(&pgdev->reset_lock);
+	lockdep_set_class(&pgdev->reset_lock, &pagoda_reset_lock_keys[pgdev->adapter]);
+}
+
+/**
+ * pagoda_link_resets_read_lock - no GPU of a link is reset from here on
+ * @link: the adapter
+ *
+ * For what may write the tables of any GPU or move the allocations of any.
+ *
+ * Return: 0, or -EINTR when a signal came (no lock held).
+ */
+int pagoda_link_resets_read_lock(struct pagoda_link *link)
+{
+	unsigned int i;
+	int ret;
+
+	for (i = 0; i < link->num_gpus; i++) {
+		ret = down_read_interruptible(&link->gpu[i]->reset_lock);
+		if (ret) {
+			while (i--)
+				up_read(&link->gpu[i]->reset_lock);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/**
+ * pagoda_link_resets_read_unlock - end of pagoda_link_resets_read_lock()
+ * @link: the adapter
+ */
+void pagoda_link_resets_read_unlock(struct pagoda_link *link)
+{
+	unsigned int i;
+
+	for (i = link->num_gpus; i--; )
+		up_read(&link->gpu[i]->reset_lock);
+}
+
 /* Reprogram everything the device lost in a reset. */
 static int pagoda_reset_restore(struct pagoda_device *pgdev)
 {

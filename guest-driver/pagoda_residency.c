@@ -188,7 +188,6 @@ static int evict(struct pagoda_file *pfile, struct drm_gem_object **objs, unsign
  */
 int pagoda_ioctl_residency(struct drm_device *drm, void *data, struct drm_file *file)
 {
-	struct pagoda_device *pgdev = to_pagoda_link(drm)->gpu[0];
 	struct pagoda_file *pfile = file->driver_priv;
 	struct drm_pagoda_residency *args = data;
 	struct drm_gem_object **objs = NULL;
@@ -205,7 +204,8 @@ int pagoda_ioctl_residency(struct drm_device *drm, void *data, struct drm_file *
 		ret = -ENODEV;
 		goto out_put;
 	}
-	ret = down_read_interruptible(&pgdev->reset_lock);
+	/* the allocations may be any GPU's */
+	ret = pagoda_link_resets_read_lock(to_pagoda_link(drm));
 	if (!ret) {
 		mutex_lock(&pfile->lock);
 		if (args->op == DRM_PAGODA_MAKE_RESIDENT)
@@ -213,7 +213,7 @@ int pagoda_ioctl_residency(struct drm_device *drm, void *data, struct drm_file *
 		else
 			ret = evict(pfile, objs, args->count);
 		mutex_unlock(&pfile->lock);
-		up_read(&pgdev->reset_lock);
+		pagoda_link_resets_read_unlock(to_pagoda_link(drm));
 	}
 	drm_dev_exit(idx);
 out_put:
@@ -291,7 +291,7 @@ int pagoda_file_open(struct drm_device *drm, struct drm_file *file)
 	pfile = kzalloc(sizeof(*pfile), GFP_KERNEL);
 	if (!pfile)
 		return -ENOMEM;
-	pfile->vm = pagoda_vm_create(to_pagoda_link(drm)->gpu[0]);
+	pfile->vm = pagoda_vm_create(to_pagoda_link(drm));
 	if (IS_ERR(pfile->vm)) {
 		int ret = PTR_ERR(pfile->vm);
 

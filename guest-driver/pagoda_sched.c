@@ -129,7 +129,7 @@ static struct dma_fence *pagoda_render_prepare_job(struct drm_sched_job *sched_j
 						   struct drm_sched_entity *entity)
 {
 	struct pagoda_render_job *job = to_render_job(sched_job);
-	struct pagoda_device *pgdev = job->ctx->vm->pgdev;
+	struct pagoda_device *pgdev = job->ctx->gpu;
 	struct dma_fence *barrier = NULL;
 	unsigned long flags;
 
@@ -146,11 +146,12 @@ static void pagoda_slot_job_done(struct dma_fence *fence, struct dma_fence_cb *c
 {
 	struct pagoda_render_job *job = container_of(cb, struct pagoda_render_job, slot_cb);
 	struct pagoda_vm *vm = job->ctx->vm;
-	struct pagoda_engine *engine = &vm->pgdev->engine[PAGODA_ENGINE_RENDER];
+	struct pagoda_device *gpu = job->ctx->gpu;
+	struct pagoda_engine *engine = &gpu->engine[PAGODA_ENGINE_RENDER];
 
 	atomic64_add(pagoda_engine_busy_since(engine, job->run_ns),
 		     &vm->busy_ns[PAGODA_ENGINE_RENDER]);
-	pagoda_slot_put(vm->pgdev, job->slot);
+	pagoda_slot_put(gpu, job->slot);
 }
 
 /**
@@ -166,7 +167,7 @@ struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 {
 	struct pagoda_render_job *job = to_render_job(sched_job);
 	struct pagoda_gpu_ctx *ctx = job->ctx;
-	struct pagoda_device *pgdev = ctx->vm->pgdev;
+	struct pagoda_device *pgdev = ctx->gpu;
 	struct pagoda_job *hw;
 	struct dma_fence *fence;
 
@@ -222,7 +223,7 @@ static void pagoda_render_free_job(struct drm_sched_job *sched_job)
 
 	/* a last portion freed without running (its entity was killed) */
 	if (job->split_last)
-		pagoda_split_barrier_signal(job->ctx->vm->pgdev, job->split);
+		pagoda_split_barrier_signal(job->ctx->gpu, job->split);
 	/*
 	 * The slot's callback goes with the job: drm_sched frees a job once
 	 * its scheduler fence signalled, normally from the engine fence's own
@@ -230,7 +231,7 @@ static void pagoda_render_free_job(struct drm_sched_job *sched_job)
 	 * memory.
 	 */
 	if (job->hw_fence && dma_fence_remove_callback(job->hw_fence, &job->slot_cb))
-		pagoda_slot_put(job->ctx->vm->pgdev, job->slot);
+		pagoda_slot_put(job->ctx->gpu, job->slot);
 	dma_fence_put(job->hw_fence);
 	pagoda_render_job_free(job);
 }
@@ -284,7 +285,8 @@ static int pagoda_submit_prepare(struct drm_gpuvm_exec *vm_exec)
 {
 	struct pagoda_render_job *job = vm_exec->extra.priv;
 
-	return pagoda_vm_prepare_job(to_pagoda_vm(vm_exec->vm), &vm_exec->exec, &job->base);
+	return pagoda_vm_prepare_job(to_pagoda_vm(vm_exec->vm), job->ctx->gpu, &vm_exec->exec,
+				     &job->base);
 }
 
 /* Lock the space, prepare it, arm and push @job. */
@@ -347,7 +349,6 @@ static int pagoda_submit_check(const struct drm_pagoda_submit *args)
 int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *file)
 {
 	struct pagoda_file *pfile = file->driver_priv;
-	struct pagoda_device *pgdev = pfile->vm->pgdev;
 	struct drm_pagoda_submit *args = data;
 	struct pagoda_render_job *job = NULL;
 	struct pagoda_submit_syncs syncs = {};
@@ -385,14 +386,15 @@ int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 		ret = -ENODEV;
 		goto out_free;
 	}
-	ret = down_read_interruptible(&pgdev->reset_lock);
+	/* preparing the job may move any GPU's allocations and tables */
+	ret = pagoda_link_resets_read_lock(pfile->vm->link);
 	if (!ret) {
 		ret = mutex_lock_interruptible(&ctx->submit_lock);
 		if (!ret) {
 			ret = pagoda_submit_push(ctx->vm, job, &done);
 			mutex_unlock(&ctx->submit_lock);
 		}
-		up_read(&pgdev->reset_lock);
+		pagoda_link_resets_read_unlock(pfile->vm->link);
 	}
 	drm_dev_exit(idx);
 	if (ret)

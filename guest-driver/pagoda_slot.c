@@ -14,6 +14,10 @@
  * faulting one. The slot is taken away from its space and resumed and
  * freed once its last job retired; the space's next job gets another
  * slot: other processes never notice.
+ *
+ * Each GPU of a linked adapter has its own contexts: a space holds a slot
+ * of each GPU it runs jobs on (&pagoda_pt_tree.slot), with the root of its
+ * tables on that GPU.
  */
 
 #include <drm/drm_drv.h>
@@ -34,15 +38,12 @@ static void pagoda_ctx_write(struct pagoda_device *pgdev, u32 slot, u32 reg, u32
 /* Point @slot at @vm's root, or at nothing. Caller holds the slot lock. */
 static void pagoda_slot_set_root(struct pagoda_device *pgdev, u32 slot, struct pagoda_vm *vm)
 {
-	u64 root = 0;
-	u32 entries = 0;
+	struct pagoda_pt *pt = vm ? pagoda_vm_tree(vm, pgdev)->root : NULL;
+	u64 root = pt ? pt->addr : 0;
+	u32 entries = pt ? pt->entries : 0;
 
 	/* a space that maps nothing yet (physical-mode jobs only) has no root */
-	if (vm && vm->pt.root) {
-		root = pagoda_pt_root_addr(vm);
-		entries = pagoda_pt_root_entries(vm);
-	}
-	pgdev->slots[slot].rootless = vm && !vm->pt.root;
+	pgdev->slots[slot].rootless = vm && !pt;
 	spin_lock(&pgdev->ctx_lock);
 	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_LO, lower_32_bits(root));
 	pagoda_ctx_write(pgdev, slot, PAGODA_REG_CTX_ROOT_HI, upper_32_bits(root));
@@ -91,11 +92,12 @@ static u32 pagoda_slot_pick(struct pagoda_device *pgdev, u64 skip)
 u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 {
 	unsigned long flags;
+	struct pagoda_pt_tree *tree = pagoda_vm_tree(vm, pgdev);
 	u64 skip = 0;
 	u32 slot;
 
 	spin_lock_irqsave(&pgdev->slot_lock, flags);
-	slot = vm->slot;
+	slot = tree->slot;
 	while (!slot) {
 		slot = pagoda_slot_pick(pgdev, skip);
 		if (!slot)
@@ -107,16 +109,16 @@ u32 pagoda_slot_get(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 			continue;
 		}
 		if (pgdev->slots[slot].vm)
-			pgdev->slots[slot].vm->slot = 0;
+			pagoda_vm_tree(pgdev->slots[slot].vm, pgdev)->slot = 0;
 		pgdev->slots[slot].vm = vm;
-		vm->slot = slot;
+		tree->slot = slot;
 		pagoda_slot_set_root(pgdev, slot, vm);
 	}
 	/*
 	 * Lent while the space had no root (physical-mode jobs only, which
 	 * never translate, so the root may be set under them): set it now.
 	 */
-	if (slot && pgdev->slots[slot].rootless && vm->pt.root)
+	if (slot && pgdev->slots[slot].rootless && tree->root)
 		pagoda_slot_set_root(pgdev, slot, vm);
 	if (slot) {
 		pgdev->slots[slot].active++;
@@ -168,7 +170,7 @@ void pagoda_slots_reset(struct pagoda_device *pgdev)
 		struct pagoda_slot *s = &pgdev->slots[slot];
 
 		if (s->vm)
-			s->vm->slot = 0;
+			pagoda_vm_tree(s->vm, pgdev)->slot = 0;
 		s->vm = NULL;
 		s->draining = false;
 		WARN_ON(s->active);
@@ -177,23 +179,24 @@ void pagoda_slots_reset(struct pagoda_device *pgdev)
 }
 
 /**
- * pagoda_slot_release_vm - an address space goes: its slot becomes free
- * @pgdev: the device
+ * pagoda_slot_release_vm - an address space leaves its slot of a GPU
+ * @pgdev: the GPU
  * @vm: the space, with no job in flight
  */
 void pagoda_slot_release_vm(struct pagoda_device *pgdev, struct pagoda_vm *vm)
 {
+	struct pagoda_pt_tree *tree = pagoda_vm_tree(vm, pgdev);
 	unsigned long flags;
 	int idx;
 
 	spin_lock_irqsave(&pgdev->slot_lock, flags);
-	if (vm->slot) {
-		pgdev->slots[vm->slot].vm = NULL;
+	if (tree->slot) {
+		pgdev->slots[tree->slot].vm = NULL;
 		if (drm_dev_enter(pgdev->drm, &idx)) {
-			pagoda_slot_set_root(pgdev, vm->slot, NULL);
+			pagoda_slot_set_root(pgdev, tree->slot, NULL);
 			drm_dev_exit(idx);
 		}
-		vm->slot = 0;
+		tree->slot = 0;
 	}
 	spin_unlock_irqrestore(&pgdev->slot_lock, flags);
 }
@@ -213,7 +216,7 @@ void pagoda_slot_faulted(struct pagoda_device *pgdev, u32 context)
 
 	spin_lock_irqsave(&pgdev->slot_lock, flags);
 	if (s->vm) {
-		s->vm->slot = 0;
+		pagoda_vm_tree(s->vm, pgdev)->slot = 0;
 		s->vm = NULL;
 	}
 	if (s->active) {

@@ -38,6 +38,7 @@
  * allocation or submit paging work runs under it.
  */
 
+#include <linux/dma-fence-array.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -82,7 +83,7 @@ struct pagoda_vm_bo {
  */
 struct pagoda_vm_op_ctx {
 	struct pagoda_vm *vm;
-	struct pagoda_paging_batch *batch;
+	struct pagoda_vm_update *update;
 	struct drm_gpuvm_bo *vm_bo;
 	u64 pte_flags;
 	bool remapping;
@@ -107,7 +108,7 @@ struct pagoda_vm_op_ctx {
  */
 struct pagoda_vm_bind {
 	struct pagoda_vm *vm;
-	struct pagoda_paging_batch batch;
+	struct pagoda_vm_update update;
 	struct list_head released;
 	struct pagoda_vma *spare[PAGODA_VM_PREALLOC];
 	struct pagoda_bo *placed;
@@ -226,7 +227,7 @@ static int pagoda_vm_step_map(struct drm_gpuva_op *op, void *priv)
 
 	if (WARN_ON(!vma))
 		return -EINVAL;
-	ret = pagoda_pt_map(vm, op_ctx->batch, op->map.va.addr, op->map.va.range,
+	ret = pagoda_pt_map(vm, op_ctx->update, op->map.va.addr, op->map.va.range,
 			    obj ? gem_to_pagoda_bo(obj) : NULL, op->map.gem.offset,
 			    op_ctx->pte_flags, false);
 	if (ret) {
@@ -248,7 +249,8 @@ static int pagoda_vm_step_remap(struct drm_gpuva_op *op, void *priv)
 
 	drm_gpuva_op_remap_to_unmap_range(&op->remap, &start, &range);
 	if (!op_ctx->vm->dying) {
-		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->batch, start, range, op_ctx->remapping);
+		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->update, start, range,
+				      op_ctx->remapping);
 		if (ret)
 			return ret;
 	}
@@ -274,7 +276,7 @@ static int pagoda_vm_step_unmap(struct drm_gpuva_op *op, void *priv)
 	int ret;
 
 	if (!op_ctx->vm->dying) {
-		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->batch, vma->base.va.addr,
+		ret = pagoda_pt_clear(op_ctx->vm, op_ctx->update, vma->base.va.addr,
 				      vma->base.va.range, op_ctx->remapping);
 		if (ret)
 			return ret;
@@ -383,19 +385,21 @@ static const struct drm_gpuvm_ops pagoda_gpuvm_ops = {
 
 /**
  * pagoda_vm_create - a new address space
- * @pgdev: the device
+ * @link: the adapter; the space has page tables on each of its GPUs
  *
  * Return: the space (one reference), or an ERR_PTR.
  */
-struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev)
+struct pagoda_vm *pagoda_vm_create(struct pagoda_link *link)
 {
+	struct pagoda_device *pgdev = link->gpu[0];
 	struct drm_gem_object *resv_obj;
 	struct pagoda_vm *vm;
 
 	vm = kzalloc(sizeof(*vm), GFP_KERNEL);
 	if (!vm)
 		return ERR_PTR(-ENOMEM);
-	vm->pgdev = pgdev;
+	vm->link = link;
+	vm->num_pt = link->num_gpus;
 	vm->levels = pgdev->params.mmu_levels;
 	mutex_init(&vm->lock);
 	INIT_LIST_HEAD(&vm->rebind);
@@ -405,19 +409,19 @@ struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev)
 	pagoda_pt_init(vm);
 	drm_mm_init(&vm->reservations, DRM_PAGODA_VA_START, vm->va_end - DRM_PAGODA_VA_START);
 
-	resv_obj = drm_gpuvm_resv_object_alloc(pgdev->drm);
+	resv_obj = drm_gpuvm_resv_object_alloc(&link->drm);
 	if (!resv_obj) {
 		drm_mm_takedown(&vm->reservations);
 		mutex_destroy(&vm->lock);
 		kfree(vm);
 		return ERR_PTR(-ENOMEM);
 	}
-	drm_gpuvm_init(&vm->gpuvm, "pagoda", 0, pgdev->drm, resv_obj, DRM_PAGODA_VA_START,
+	drm_gpuvm_init(&vm->gpuvm, "pagoda", 0, &link->drm, resv_obj, DRM_PAGODA_VA_START,
 		       vm->va_end - DRM_PAGODA_VA_START, 0, 0, &pagoda_gpuvm_ops);
 	drm_gem_object_put(resv_obj);
-	mutex_lock(&pgdev->link->vm_list_lock);
-	list_add_tail(&vm->link, &pgdev->link->vm_list);
-	mutex_unlock(&pgdev->link->vm_list_lock);
+	mutex_lock(&link->vm_list_lock);
+	list_add_tail(&vm->link_node, &link->vm_list);
+	mutex_unlock(&link->vm_list_lock);
 	return vm;
 }
 
@@ -445,11 +449,12 @@ static void pagoda_vm_unmap_all(struct pagoda_vm *vm)
 void pagoda_vm_destroy(struct pagoda_vm *vm)
 {
 	struct drm_mm_node *node, *next;
+	struct pagoda_pt_tree *tree;
 
 	pagoda_bind_queue_fini(vm);
-	mutex_lock(&vm->pgdev->link->vm_list_lock);
-	list_del(&vm->link);
-	mutex_unlock(&vm->pgdev->link->vm_list_lock);
+	mutex_lock(&vm->link->vm_list_lock);
+	list_del(&vm->link_node);
+	mutex_unlock(&vm->link->vm_list_lock);
 	dma_resv_wait_timeout(drm_gpuvm_resv(&vm->gpuvm), DMA_RESV_USAGE_BOOKKEEP, false,
 			      MAX_SCHEDULE_TIMEOUT);
 	mutex_lock(&vm->lock);
@@ -459,7 +464,8 @@ void pagoda_vm_destroy(struct pagoda_vm *vm)
 		kfree(container_of(node, struct pagoda_va_reservation, node));
 	}
 	drm_mm_takedown(&vm->reservations);
-	pagoda_slot_release_vm(vm->pgdev, vm);
+	pagoda_vm_for_each_tree(vm, tree)
+		pagoda_slot_release_vm(tree->gpu, vm);
 	pagoda_pt_fini(vm);
 	mutex_unlock(&vm->lock);
 	drm_gpuvm_put(&vm->gpuvm);
@@ -482,35 +488,38 @@ void pagoda_vm_bo_moved(struct pagoda_bo *bo)
 	mutex_unlock(&bo->gpuva_lock);
 }
 
-/* Counts a paging batch's time on the engine for its space (fdinfo). */
+/* Counts a paging batch's time on its engine for its space (fdinfo). */
 struct pagoda_vm_busy {
 	struct dma_fence_cb cb;
 	struct pagoda_vm *vm;
+	struct pagoda_engine *engine;
 	u64 submit_ns;
 };
 
 static void pagoda_vm_busy_done(struct dma_fence *fence, struct dma_fence_cb *cb)
 {
 	struct pagoda_vm_busy *busy = container_of(cb, struct pagoda_vm_busy, cb);
-	struct pagoda_engine *engine = &busy->vm->pgdev->engine[PAGODA_ENGINE_PAGING];
 
-	atomic64_add(pagoda_engine_busy_since(engine, busy->submit_ns),
+	atomic64_add(pagoda_engine_busy_since(busy->engine, busy->submit_ns),
 		     &busy->vm->busy_ns[PAGODA_ENGINE_PAGING]);
 	kfree(busy);
 }
 
 /*
- * Count @fence's time for @vm. The space outlives it: its teardown waits
- * for its last update. (A batch of several jobs counts from its last
- * job's retirement back to the one before: its other jobs' time is lost.)
+ * Count @fence's time on @engine for @vm. The space outlives it: its
+ * teardown waits for its last updates. (A batch of several jobs counts
+ * from its last job's retirement back to the one before: its other jobs'
+ * time is lost.)
  */
-static void pagoda_vm_count_busy(struct pagoda_vm *vm, struct dma_fence *fence, u64 submit_ns)
+static void pagoda_vm_count_busy(struct pagoda_vm *vm, struct pagoda_engine *engine,
+				 struct dma_fence *fence, u64 submit_ns)
 {
 	struct pagoda_vm_busy *busy = kmalloc(sizeof(*busy), GFP_KERNEL);
 
 	if (!busy)
 		return;
 	busy->vm = vm;
+	busy->engine = engine;
 	busy->submit_ns = submit_ns;
 	if (dma_fence_add_callback(fence, &busy->cb, pagoda_vm_busy_done)) {
 		/* done already: it took at most the time since its submission */
@@ -519,39 +528,136 @@ static void pagoda_vm_count_busy(struct pagoda_vm *vm, struct dma_fence *fence, 
 	}
 }
 
-/*
- * Submit @batch (or abort it on @ret); its fence becomes the last update
- * (an empty batch changes nothing).
+/**
+ * pagoda_vm_update_init - start an update of a space's tables
+ * @vm: the space, its lock held
+ * @update: the update: a paging batch on each GPU of the link
+ * @staged: the batches stage their commands (pagoda_paging_batch_init_staged())
+ *
+ * On a link the batches are always staged: built side by side, batches
+ * that write their rings as they go would hold several paging engines'
+ * submit locks at once.
  */
-static int pagoda_vm_batch_done(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, int ret)
+void pagoda_vm_update_init(struct pagoda_vm *vm, struct pagoda_vm_update *update, bool staged)
+{
+	struct pagoda_pt_tree *tree;
+
+	staged |= vm->num_pt > 1;
+	pagoda_vm_for_each_tree(vm, tree) {
+		struct pagoda_paging_batch *batch = &update->batch[tree - vm->pt];
+
+		if (staged)
+			pagoda_paging_batch_init_staged(batch, tree->gpu);
+		else
+			pagoda_paging_batch_init(batch, tree->gpu);
+	}
+}
+
+/* Write what each batch of @update staged so far to its ring. */
+static int pagoda_vm_update_flush(struct pagoda_vm *vm, struct pagoda_vm_update *update)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < vm->num_pt; i++) {
+		ret = pagoda_paging_batch_flush(&update->batch[i]);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/**
+ * pagoda_vm_update_done - submit an update (or abort it)
+ * @vm: the space, its lock held
+ * @update: the update
+ * @ret: 0, or the error that stopped building it: it is aborted
+ *
+ * Each GPU's batch that is not empty is submitted; its fence becomes that
+ * GPU's last update, which the space's jobs on that GPU wait for. A batch
+ * that fails (or is aborted) may have run in part: the tables are not
+ * known, the space is lost.
+ *
+ * Return: @ret, or the first error of a batch.
+ */
+int pagoda_vm_update_done(struct pagoda_vm *vm, struct pagoda_vm_update *update, int ret)
 {
 	u64 submit_ns = ktime_get_raw_ns();
-	struct dma_fence *fence;
+	struct pagoda_pt_tree *tree;
 
-	if (!ret && pagoda_paging_batch_empty(batch))
-		return 0;
-	fence = pagoda_paging_batch_finish(batch, ret);
+	pagoda_vm_for_each_tree(vm, tree) {
+		struct pagoda_paging_batch *batch = &update->batch[tree - vm->pt];
+		struct dma_fence *fence;
 
-	if (IS_ERR(fence)) {
-		/* part of the batch may have run: the tables are not known */
-		vm->lost = true;
-		return PTR_ERR(fence);
+		if (!ret && pagoda_paging_batch_empty(batch))
+			continue;
+		fence = pagoda_paging_batch_finish(batch, ret);
+		if (IS_ERR(fence)) {
+			vm->lost = true;
+			ret = PTR_ERR(fence);
+			continue;
+		}
+		pagoda_vm_count_busy(vm, batch->engine, fence, submit_ns);
+		dma_fence_put(tree->last_update);
+		tree->last_update = fence;
 	}
-	pagoda_vm_count_busy(vm, fence, submit_ns);
-	dma_fence_put(vm->last_update);
-	vm->last_update = fence;
-	return 0;
+	return ret;
+}
+
+/**
+ * pagoda_vm_last_update - the last update of a space's tables on every GPU
+ * @vm: the space, its lock held
+ *
+ * Return: a fence that signals once each GPU's last update has (a
+ * reference): the update's own fence on a single GPU, a fence array on a
+ * link, a signalled stub when there was none; NULL without memory.
+ */
+struct dma_fence *pagoda_vm_last_update(struct pagoda_vm *vm)
+{
+	struct dma_fence **fences;
+	struct dma_fence_array *array;
+	struct pagoda_pt_tree *tree;
+	u32 count = 0;
+
+	pagoda_vm_for_each_tree(vm, tree)
+		count += !!tree->last_update;
+	if (count <= 1) {
+		pagoda_vm_for_each_tree(vm, tree)
+			if (tree->last_update)
+				return dma_fence_get(tree->last_update);
+		return dma_fence_get_stub();
+	}
+	fences = kmalloc_array(count, sizeof(*fences), GFP_KERNEL);
+	if (!fences)
+		return NULL;
+	count = 0;
+	pagoda_vm_for_each_tree(vm, tree)
+		if (tree->last_update)
+			fences[count++] = dma_fence_get(tree->last_update);
+	array = dma_fence_array_create(count, fences, dma_fence_context_alloc(1), 1, false);
+	if (!array) {
+		while (count--)
+			dma_fence_put(fences[count]);
+		kfree(fences);
+		return NULL;
+	}
+	return &array->base;
 }
 
 /*
  * Whether the space's tables are lost: an update failed while being built,
- * or the engine did not complete one (its fence carries the error).
+ * or an engine did not complete one (its fence carries the error).
  */
 static bool pagoda_vm_is_lost(struct pagoda_vm *vm)
 {
-	if (vm->last_update && dma_fence_is_signaled(vm->last_update) &&
-	    vm->last_update->error)
-		vm->lost = true;
+	struct pagoda_pt_tree *tree;
+
+	pagoda_vm_for_each_tree(vm, tree) {
+		struct dma_fence *fence = tree->last_update;
+
+		if (fence && dma_fence_is_signaled(fence) && fence->error)
+			vm->lost = true;
+	}
 	return vm->lost;
 }
 
@@ -584,7 +690,7 @@ static bool pagoda_vm_leaf64(struct pagoda_vm *vm, u64 va, u64 size)
 static int pagoda_vm_rebind(struct pagoda_vm *vm)
 {
 	struct pagoda_vm_bo *pvb, *next;
-	struct pagoda_paging_batch batch;
+	struct pagoda_vm_update update;
 	int ret = 0;
 
 	if (list_empty(&vm->rebind))
@@ -606,13 +712,13 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 			}
 		}
 	}
-	pagoda_paging_batch_init(&batch, vm->pgdev);
+	pagoda_vm_update_init(vm, &update, false);
 	list_for_each_entry_safe(pvb, next, &vm->rebind, rebind) {
 		struct drm_gpuvm_bo *vm_bo = &pvb->base;
 		struct drm_gpuva *va;
 
 		drm_gpuvm_bo_for_each_va(va, vm_bo) {
-			ret = pagoda_pt_map(vm, &batch, va->va.addr, va->va.range,
+			ret = pagoda_pt_map(vm, &update, va->va.addr, va->va.range,
 					    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset,
 					    to_pagoda_vma(va)->pte_flags, true);
 			if (ret)
@@ -622,7 +728,7 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 			break;
 		list_del_init(&pvb->rebind);
 	}
-	ret = pagoda_vm_batch_done(vm, &batch, ret);
+	ret = pagoda_vm_update_done(vm, &update, ret);
 	pagoda_pt_put_spares(vm);
 	return ret;
 }
@@ -630,19 +736,22 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 /**
  * pagoda_vm_prepare_job - make what a space maps usable by a job
  * @vm: the space, its lock held
+ * @gpu: the GPU the job runs on
  * @exec: locks every allocation of the space (drm_gpuvm_exec_lock()), in
  *	its locking loop: validation evicts others with its ticket
  * @job: the job, not armed yet
  *
  * Validates the evicted allocations and rewrites their mappings, then
- * makes @job wait for the space's last page-table update and for the
- * moves of every allocation it maps.
+ * makes @job wait for the last update of the space's tables on @gpu and
+ * for the moves of every allocation it maps.
  *
  * Return: 0 or a negative errno (-EIO when the space's tables were lost,
  * -EAGAIN when a placement ended the transaction: pagoda_vm_place()).
  */
-int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec, struct drm_sched_job *job)
+int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct pagoda_device *gpu, struct drm_exec *exec,
+			  struct drm_sched_job *job)
 {
+	struct dma_fence *last_update;
 	struct drm_gem_object *obj;
 	unsigned long index;
 	int ret;
@@ -661,8 +770,8 @@ int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec, struct dr
 		if (ret)
 			return ret;
 	}
-	return vm->last_update ?
-	       drm_sched_job_add_dependency(job, dma_fence_get(vm->last_update)) : 0;
+	last_update = pagoda_vm_tree(vm, gpu)->last_update;
+	return last_update ? drm_sched_job_add_dependency(job, dma_fence_get(last_update)) : 0;
 }
 
 /*
@@ -742,7 +851,7 @@ static int pagoda_vm_resize_root(struct pagoda_vm_bind *bind)
 
 	if (vm->levels != 2)
 		return 0;
-	ret = pagoda_paging_batch_flush(&bind->batch);
+	ret = pagoda_vm_update_flush(vm, &bind->update);
 	if (ret) {
 		vm->lost = true;
 		return ret;
@@ -831,7 +940,7 @@ static int pagoda_vm_update(struct pagoda_vm_bind *bind, struct pagoda_vm_op_ctx
 
 	INIT_LIST_HEAD(&op_ctx->released);
 	op_ctx->vm = vm;
-	op_ctx->batch = &bind->batch;
+	op_ctx->update = &bind->update;
 	/* what the call's earlier operations left unused first */
 	for (i = 0; i < PAGODA_VM_PREALLOC && !ret; i++) {
 		op_ctx->prealloc[i] = bind->spare[i] ?: pagoda_vm_bind_vma(bind);
@@ -1233,7 +1342,7 @@ static int pagoda_vm_run_ops(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
 	u32 i;
 
 	INIT_LIST_HEAD(&bind.released);
-	pagoda_paging_batch_init_staged(&bind.batch, vm->pgdev);
+	pagoda_vm_update_init(vm, &bind.update, true);
 	for (i = 0; i < count && !ret; i++) {
 		bind.ops_left = count - i;
 		ret = vm->lost ? -EIO : pagoda_vm_run_op(&bind, &ops[i], objs[i]);
@@ -1242,7 +1351,7 @@ static int pagoda_vm_run_ops(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
 			++*done;
 	}
 	/* what ran is in the tables the CPU keeps: the device gets it too */
-	submitted = pagoda_vm_batch_done(vm, &bind.batch, 0);
+	submitted = pagoda_vm_update_done(vm, &bind.update, 0);
 	pagoda_vm_release_vmas(&bind.released);
 	if (bind.link)
 		pagoda_vm_bo_put(bind.link);
@@ -1319,6 +1428,32 @@ static const char *pagoda_vma_segment_name(struct drm_gpuva *va)
 	return pagoda_segment_name(READ_ONCE(gem_to_pagoda_bo(va->gem.obj)->segment));
 }
 
+/* The space on one GPU: its slot, root, tables per level and their chunks. */
+static void pagoda_vm_debugfs_show_tree(struct seq_file *m, struct pagoda_pt_tree *tree)
+{
+	unsigned int per_seg[PAGODA_NUM_SEGMENTS] = {};
+	struct pagoda_pt_chunk *chunk;
+	unsigned int l;
+
+	seq_printf(m, "  %sslot %u", tree->gpu->tag, READ_ONCE(tree->slot));
+	if (tree->root)
+		seq_printf(m, " root %u entries at %s 0x%llx\n", tree->root->entries,
+			   pagoda_segment_name(PAGODA_PADDR_SEG(tree->root->addr)),
+			   PAGODA_PADDR_OFFSET(tree->root->addr));
+	else
+		seq_puts(m, " root none\n");
+	seq_puts(m, "  tables");
+	for (l = 0; l < tree->vm->levels; l++)
+		seq_printf(m, " level%u %u", l, tree->tables[l]);
+	seq_printf(m, " leaf64 %u", tree->leaf64_tables);
+	list_for_each_entry(chunk, &tree->chunks, link)
+		per_seg[READ_ONCE(chunk->bo->segment)]++;
+	seq_puts(m, "\n  table chunks");
+	for (l = 0; l < PAGODA_NUM_SEGMENTS; l++)
+		seq_printf(m, " %s %u", pagoda_segment_name(l), per_seg[l]);
+	seq_putc(m, '\n');
+}
+
 /**
  * pagoda_vm_debugfs_show - an address space as debugfs "vms" shows it
  * @m: the file
@@ -1329,35 +1464,18 @@ static const char *pagoda_vma_segment_name(struct drm_gpuva *va)
  */
 void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
 {
-	struct pagoda_pt_chunk *chunk;
-	unsigned int per_seg[PAGODA_NUM_SEGMENTS] = {};
+	struct pagoda_pt_tree *tree;
 	struct drm_mm_node *node;
 	struct drm_gpuva *va;
-	unsigned int l;
 
 	mutex_lock(&vm->lock);
-	seq_printf(m, "vm %p slot %u faults %u%s\n", vm, READ_ONCE(vm->slot), vm->faults,
-		   vm->lost ? " lost" : "");
+	seq_printf(m, "vm %p faults %u%s\n", vm, vm->faults, vm->lost ? " lost" : "");
 	if (vm->faults)
 		seq_printf(m, "  last fault: code %u va 0x%llx access %u level %u engine %u\n",
 			   vm->last_fault.code, vm->last_fault.va, vm->last_fault.access,
 			   vm->last_fault.level, vm->last_fault.engine);
-	if (vm->pt.root)
-		seq_printf(m, "  root %u entries at %s 0x%llx\n", vm->pt.root->entries,
-			   pagoda_segment_name(PAGODA_PADDR_SEG(vm->pt.root->addr)),
-			   PAGODA_PADDR_OFFSET(vm->pt.root->addr));
-	else
-		seq_puts(m, "  root none\n");
-	seq_puts(m, "  tables");
-	for (l = 0; l < vm->levels; l++)
-		seq_printf(m, " level%u %u", l, vm->pt.tables[l]);
-	seq_printf(m, " leaf64 %u", vm->pt.leaf64_tables);
-	list_for_each_entry(chunk, &vm->pt.chunks, link)
-		per_seg[READ_ONCE(chunk->bo->segment)]++;
-	seq_puts(m, "\n  table chunks");
-	for (l = 0; l < PAGODA_NUM_SEGMENTS; l++)
-		seq_printf(m, " %s %u", pagoda_segment_name(l), per_seg[l]);
-	seq_putc(m, '\n');
+	pagoda_vm_for_each_tree(vm, tree)
+		pagoda_vm_debugfs_show_tree(m, tree);
 	drm_mm_for_each_node(node, &vm->reservations)
 		seq_printf(m, "  reserved 0x%llx-0x%llx%s\n", node->start, node->start + node->size,
 			   container_of(node, struct pagoda_va_reservation, node)->tiled ?
@@ -1389,15 +1507,15 @@ void pagoda_vm_debugfs_show(struct seq_file *m, struct pagoda_vm *vm)
 int pagoda_vm_bind_run(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
 		       struct drm_gem_object **objs, u32 count, u32 *done, struct dma_fence **fence)
 {
-	struct pagoda_device *pgdev = vm->pgdev;
 	struct drm_exec exec;
 	int ret, idx;
 
 	*done = 0;
 	*fence = NULL;
-	if (!drm_dev_enter(pgdev->drm, &idx))
+	if (!drm_dev_enter(&vm->link->drm, &idx))
 		return -ENODEV;
-	ret = down_read_interruptible(&pgdev->reset_lock);
+	/* the tables are on every GPU, the allocations on any */
+	ret = pagoda_link_resets_read_lock(vm->link);
 	if (ret)
 		goto out_exit;
 	mutex_lock(&vm->lock);
@@ -1409,9 +1527,11 @@ int pagoda_vm_bind_run(struct pagoda_vm *vm, struct drm_pagoda_vm_op *ops,
 		if (ret != -EAGAIN)
 			break;
 	}
-	*fence = vm->last_update ? dma_fence_get(vm->last_update) : dma_fence_get_stub();
+	*fence = pagoda_vm_last_update(vm);
+	if (!*fence && !ret)
+		ret = -ENOMEM;
 	mutex_unlock(&vm->lock);
-	up_read(&pgdev->reset_lock);
+	pagoda_link_resets_read_unlock(vm->link);
 out_exit:
 	drm_dev_exit(idx);
 	return ret;

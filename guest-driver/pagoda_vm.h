@@ -21,12 +21,15 @@
 
 #include <pagoda/pagoda_hw.h>
 
+#include "pagoda_paging.h"
+
 struct dma_fence;
 struct drm_exec;
 struct drm_file;
 struct pagoda_bo;
 struct pagoda_device;
-struct pagoda_paging_batch;
+struct pagoda_link;
+struct pagoda_vm;
 
 /* Entries of a table below the root, and its bytes. */
 #define PAGODA_PT_ENTRIES		512
@@ -43,8 +46,10 @@ struct pagoda_paging_batch;
 
 /**
  * struct pagoda_pt_chunk - an allocation holding page tables of one space
+ *	on one GPU
  * @link: in &pagoda_pt_tree.chunks
  * @vm: the space
+ * @tree: its tables on that GPU
  * @bo: the allocation; it shares the space's reservation, under which it
  *	moves (eviction, coming back)
  * @swapped: TTM swapped its pages out since the space's tables were last
@@ -57,6 +62,7 @@ struct pagoda_paging_batch;
 struct pagoda_pt_chunk {
 	struct list_head link;
 	struct pagoda_vm *vm;
+	struct pagoda_pt_tree *tree;
 	struct pagoda_bo *bo;
 	bool swapped;
 	u32 count;
@@ -99,7 +105,11 @@ struct pagoda_pt {
 };
 
 /**
- * struct pagoda_pt_tree - the page tables of an address space on one GPU
+ * struct pagoda_pt_tree - an address space on one GPU: its page tables there
+ *	and the device context it runs in
+ * @vm: the space
+ * @gpu: the GPU; its tables are in its segments, written by its paging
+ *	engine
  * @root: the root table, NULL until the first mapping
  * @chunks: its page-table allocations, those with free tables first
  * @chunk_bytes: size of its next chunk
@@ -112,11 +122,19 @@ struct pagoda_pt {
  * @leaf_hint_span: the 2 MiB span @leaf_hint maps, VA >> 21
  * @tables: tables in use, per level
  * @leaf64_tables: LEAF64 tables among the leaf tables
+ * @last_update: fence of the last update of these tables; the space's
+ *	jobs on @gpu wait for it
+ * @slot: the context of @gpu that runs the space's work, 0 for none;
+ *	under &pagoda_device.slot_lock
  *
- * Under &pagoda_vm.lock. A space has one: the tables of the GPU it runs
- * on; the GPUs of a linked adapter will each have theirs.
+ * Under &pagoda_vm.lock but @slot. Every GPU of a link has one tree per
+ * space, updated together: the same tables, at their own addresses, with
+ * entries that differ where one GPU reaches memory as a peer
+ * (pagoda_pt.c).
  */
 struct pagoda_pt_tree {
+	struct pagoda_vm *vm;
+	struct pagoda_device *gpu;
 	struct pagoda_pt *root;
 	struct list_head chunks;
 	u32 chunk_bytes;
@@ -126,6 +144,17 @@ struct pagoda_pt_tree {
 	u64 leaf_hint_span;
 	u32 tables[PAGODA_MMU_MAX_LEVELS];
 	u32 leaf64_tables;
+	struct dma_fence *last_update;
+	u32 slot;
+};
+
+/**
+ * struct pagoda_vm_update - one update of a space's tables: a paging batch
+ *	on every GPU of its link, in step (pagoda_pt.c)
+ * @batch: by GPU (&pagoda_device.adapter)
+ */
+struct pagoda_vm_update {
+	struct pagoda_paging_batch batch[PAGODA_LINK_MAX_ADAPTERS];
 };
 
 /**
@@ -147,18 +176,17 @@ struct pagoda_fault {
 /**
  * struct pagoda_vm - a GPU virtual address space (one per DRM file)
  * @gpuvm: the mappings, with their allocations' links and eviction state
- * @pgdev: the device
+ * @link: the adapter
  * @lock: serialises everything that changes the space: reservations,
- *	mappings, page tables, @last_update. Taken before allocation
- *	reservations and before the paging engine's submit lock.
+ *	mappings, page tables. Taken before allocation reservations and
+ *	before the paging engines' submit locks.
  * @reservations: reserved VA ranges (struct pagoda_va_reservation)
- * @pt: its page tables on the GPU (pagoda_pt.c)
+ * @pt: the space on each GPU of @link, by &pagoda_device.adapter
+ * @num_pt: GPUs of @link
  * @levels: page-table levels (PAGODA_REG_MMU_LEVELS)
  * @root_entries: entries of the root (made or to be made)
  * @max_root_entries: most entries the root may have
  * @va_end: end of the VA range the largest root covers
- * @last_update: fence of the last page-table update; jobs of the space
- *	wait for it. Under @lock.
  * @rebind: links (struct pagoda_vm_bo) whose mappings are to be
  *	rewritten, under @lock
  * @place_step: how the current drm_exec transaction places allocations
@@ -172,11 +200,9 @@ struct pagoda_fault {
  *	move and swap_notify), acted on before the next job or bind
  * @leaf64: tiled reservations are mapped in LEAF64 tables (the device has
  *	them and its memory segments have 64 KiB pages)
- * @slot: the device context that runs the space's work, 0 for none;
- *	under &pagoda_device.slot_lock
  * @faults: faults of its jobs so far
  * @last_fault: the last of them (debugfs); written in the fault interrupt
- * @link: in &pagoda_link.vm_list
+ * @link_node: in &pagoda_link.vm_list
  * @busy_ns: time each engine spent on the space's work (fdinfo)
  * @bind_lock: protects @bind_queue and @bind_seqno (pagoda_bind_queue.c);
  *	a spinlock taken with interrupts off, before the in-fences' locks
@@ -188,25 +214,24 @@ struct pagoda_fault {
  */
 struct pagoda_vm {
 	struct drm_gpuvm gpuvm;
-	struct pagoda_device *pgdev;
+	struct pagoda_link *link;
 	struct mutex lock; /* see @lock above */
 	struct drm_mm reservations;
-	struct pagoda_pt_tree pt;
+	struct pagoda_pt_tree pt[PAGODA_LINK_MAX_ADAPTERS];
+	u32 num_pt;
 	u32 levels;
 	u32 root_entries;
 	u32 max_root_entries;
 	u64 va_end;
-	struct dma_fence *last_update;
 	struct list_head rebind;
 	u32 place_step;
 	bool dying;
 	bool lost;
 	bool pt_moved;
 	bool leaf64;
-	u32 slot;
 	u32 faults;
 	struct pagoda_fault last_fault;
-	struct list_head link;
+	struct list_head link_node;
 	atomic64_t busy_ns[PAGODA_NUM_ENGINES];
 	spinlock_t bind_lock; /* see @bind_lock above */
 	struct list_head bind_queue;
@@ -215,6 +240,13 @@ struct pagoda_vm {
 	u64 bind_context;
 	u64 bind_seqno;
 };
+
+/* Each tree of @vm: the space on each GPU of its link. */
+#define pagoda_vm_for_each_tree(vm, tree) \
+	for ((tree) = (vm)->pt; (tree) < (vm)->pt + (vm)->num_pt; (tree)++)
+
+/* The tree of @vm on @gpu. */
+#define pagoda_vm_tree(vm, gpu)	(&(vm)->pt[(gpu)->adapter])
 
 /**
  * struct pagoda_va_reservation - a reserved VA range
@@ -243,7 +275,8 @@ struct pagoda_vma {
  * struct pagoda_gpu_ctx - a GPU context of a file
  * @id: its handle in &pagoda_file.contexts
  * @vm: the file's address space (a reference on its gpuvm)
- * @entity: its scheduler entity on the render engine
+ * @gpu: the GPU of the link whose engines run its jobs
+ * @entity: its scheduler entity on @gpu's render engine
  * @priority: DRM_PAGODA_PRIORITY_*
  * @submit_lock: serialises the context's submissions, so that no job of
  *	it comes between the portions of a split DMA buffer (pagoda_phys.c);
@@ -261,6 +294,7 @@ struct pagoda_vma {
 struct pagoda_gpu_ctx {
 	u32 id;
 	struct pagoda_vm *vm;
+	struct pagoda_device *gpu;
 	struct drm_sched_entity entity;
 	u32 priority;
 	struct mutex submit_lock; /* see @submit_lock above */
@@ -341,12 +375,10 @@ int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_
 			  u64 offset, bool leaf64);
 int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size);
 void pagoda_pt_put_spares(struct pagoda_vm *vm);
-int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
+int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
 		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite);
-int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_paging_batch *batch, u64 va, u64 size,
+int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
 		    bool keep);
-u64 pagoda_pt_root_addr(struct pagoda_vm *vm);
-u32 pagoda_pt_root_entries(struct pagoda_vm *vm);
 int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent);
 void pagoda_pt_chunk_moved(struct pagoda_pt_chunk *chunk);
 void pagoda_pt_chunk_swapped(struct pagoda_pt_chunk *chunk);
@@ -355,10 +387,13 @@ int pagoda_pt_restore(struct pagoda_vm *vm);
 /* pagoda_vm.c */
 int pagoda_vm_module_init(void);
 void pagoda_vm_module_exit(void);
-struct pagoda_vm *pagoda_vm_create(struct pagoda_device *pgdev);
+struct pagoda_vm *pagoda_vm_create(struct pagoda_link *link);
 void pagoda_vm_destroy(struct pagoda_vm *vm);
-int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct drm_exec *exec,
+int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct pagoda_device *gpu, struct drm_exec *exec,
 			  struct drm_sched_job *job);
+void pagoda_vm_update_init(struct pagoda_vm *vm, struct pagoda_vm_update *update, bool staged);
+int pagoda_vm_update_done(struct pagoda_vm *vm, struct pagoda_vm_update *update, int ret);
+struct dma_fence *pagoda_vm_last_update(struct pagoda_vm *vm);
 void pagoda_vm_bo_moved(struct pagoda_bo *bo);
 int pagoda_vm_place(struct pagoda_vm *vm, struct pagoda_bo *bo);
 int pagoda_vm_place_failed(struct pagoda_vm *vm, int ret);

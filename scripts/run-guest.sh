@@ -281,7 +281,7 @@ fi
 # A kernel problem fails the run even when every program passed: show
 # each report the guest printed (PAGODA-KERNEL: and what follows it), and
 # anything else that looks like one.
-REPORT='^PAGODA-KERNEL:|Oops|BUG:|WARNING:|Kernel panic|general protection fault|UBSAN:|ODEBUG:|unreferenced object|INFO: task .* blocked|detected stalls'
+REPORT='^PAGODA-KERNEL:|Oops|BUG:|WARNING:|Kernel panic|general protection fault|UBSAN:|ODEBUG:|unreferenced object|INFO: trying to register non-static key|INFO: task .* blocked|detected stalls'
 # (not in the coverage block, whose base64 may spell anything)
 CONSOLE=$(sed '/^PAGODA-GCOV-BEGIN$/,/^PAGODA-GCOV-END$/d' "$LOG")
 if grep -qE "$REPORT" <<<"$CONSOLE"; then

@@ -322,14 +322,21 @@ int pagoda_vm_unmap(struct pagoda_dev *dev, uint64_t va, uint64_t size, uint32_t
 	return pagoda_vm_op(dev, &op, NULL, out_syncobj);
 }
 
-int pagoda_ctx_create(struct pagoda_dev *dev, uint32_t priority, uint32_t *ctx_id)
+/* A context whose jobs run on GPU @adapter of the logical adapter. */
+int pagoda_ctx_create_on(struct pagoda_dev *dev, uint32_t adapter, uint32_t priority,
+			 uint32_t *ctx_id)
 {
-	struct drm_pagoda_ctx_create args = { .priority = priority };
+	struct drm_pagoda_ctx_create args = { .priority = priority, .adapter = adapter };
 	int ret = pagoda_ioctl(dev, DRM_IOCTL_PAGODA_CTX_CREATE, &args);
 
 	if (!ret)
 		*ctx_id = args.ctx_id;
 	return ret;
+}
+
+int pagoda_ctx_create(struct pagoda_dev *dev, uint32_t priority, uint32_t *ctx_id)
+{
+	return pagoda_ctx_create_on(dev, 0, priority, ctx_id);
 }
 
 /* The context's queued jobs still run. */

@@ -172,6 +172,8 @@ int pagoda_suballoc_fini(struct pagoda_suballoc *sa);
 
 /* GPU contexts: DRM_IOCTL_PAGODA_CTX_CREATE, _DESTROY and _QUERY. */
 int pagoda_ctx_create(struct pagoda_dev *dev, uint32_t priority, uint32_t *ctx_id);
+int pagoda_ctx_create_on(struct pagoda_dev *dev, uint32_t adapter, uint32_t priority,
+			 uint32_t *ctx_id);
 int pagoda_ctx_destroy(struct pagoda_dev *dev, uint32_t ctx_id);
 int pagoda_ctx_query(struct pagoda_dev *dev, uint32_t ctx_id, struct drm_pagoda_ctx_query *out);
 

@@ -385,7 +385,7 @@ static void do_vm_bind(struct state *st, const uint64_t *a)
 
 static void do_ctx_create(struct state *st, const uint64_t *a)
 {
-	struct drm_pagoda_ctx_create c = { .priority = a[0], .flags = a[1], .pad = a[2] };
+	struct drm_pagoda_ctx_create c = { .priority = a[0], .flags = a[1], .adapter = a[2] % 8 == 7 };
 
 	if (!xioctl(K_CTX_CREATE, st->fd, DRM_IOCTL_PAGODA_CTX_CREATE, &c))
 		res_add(&st->ctx, c.ctx_id, 0);
@@ -904,7 +904,9 @@ static void gen_call_of(struct call *c, int kind)
 		break;
 	case K_CTX_CREATE:
 		c->a[0] = below(3);
-		c->a[1] = c->a[2] = 0;
+		c->a[1] = 0;
+		/* on a link, a context of the second GPU now and then */
+		c->a[2] = below(4) ? 0 : 7;
 		break;
 	case K_SUBMIT:
 		c->a[3] = below(3) ? 0 : 1 + below(2);

@@ -561,6 +561,7 @@ static void rnd_syncs(struct drm_pagoda_sync *in, struct drm_pagoda_sync *out,
 
 static uint32_t ctx_id[MAX_CTX];
 static int ctx_banned[MAX_CTX];
+static uint32_t ctx_adapter[MAX_CTX];	/* the GPU of the link running its jobs */
 static unsigned int nctx;
 
 static int ctx_index(uint32_t id)
@@ -585,6 +586,7 @@ static void ctx_forget(unsigned int k)
 	nctx--;
 	ctx_id[k] = ctx_id[nctx];
 	ctx_banned[k] = ctx_banned[nctx];
+	ctx_adapter[k] = ctx_adapter[nctx];
 }
 
 static int ctx_destroy(int fd, unsigned int k, unsigned long i)
@@ -1521,9 +1523,10 @@ static int fuzz_ctx_create(int fd, void *readonly, unsigned long i)
 		return 0;
 	args.priority = rnd_below(4) ? rnd_below(3) : (uint32_t)rnd_value();
 	args.flags = rnd_below(8) ? 0 : rnd_value();
-	args.pad = rnd_below(8) ? 0 : rnd_value();
+	args.adapter = rnd_below(4) ? 0 : rnd_below(2) ? rnd_below(num_adapters + 1) : rnd_value();
 	args.ctx_id = rnd();
-	want = args.flags || args.pad || args.priority > DRM_PAGODA_PRIORITY_HIGH ? EINVAL : 0;
+	want = args.flags || args.adapter >= num_adapters ||
+	       args.priority > DRM_PAGODA_PRIORITY_HIGH ? EINVAL : 0;
 	if (!rnd_below(16)) {
 		do
 			bad = bad_pointer(readonly);
@@ -1536,13 +1539,14 @@ static int fuzz_ctx_create(int fd, void *readonly, unsigned long i)
 	count_pagoda(DRM_PAGODA_CTX_CREATE, got);
 	if (got == want && !got && args.ctx_id && ctx_index(args.ctx_id) < 0) {
 		ctx_id[nctx] = args.ctx_id;
+		ctx_adapter[nctx] = args.adapter;
 		ctx_banned[nctx++] = 0;
 		return 1;
 	}
 	if (got == want && got)
 		return 1;
-	pt_fail("call %lu: CTX_CREATE priority %u flags 0x%x pad 0x%x: %s (want %s), id %u%s", i,
-		args.priority, args.flags, args.pad, strerror(got), strerror(want), args.ctx_id,
+	pt_fail("call %lu: CTX_CREATE priority %u flags 0x%x adapter %u: %s (want %s), id %u%s", i,
+		args.priority, args.flags, args.adapter, strerror(got), strerror(want), args.ctx_id,
 		got || got != want ? "" : args.ctx_id ? " (in use)" : " (ids start at 1)");
 	if (!got)
 		resync = 1;
@@ -1740,6 +1744,7 @@ static int fuzz_submit(int fd, void *readonly, unsigned long i)
 		if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_CREATE, &create), i, "CTX_CREATE"))
 			return 0;
 		ctx_id[0] = create.ctx_id;
+		ctx_adapter[0] = 0;
 		ctx_banned[nctx++] = 0;
 	}
 	if (!nop_setup(fd, i))
@@ -2663,7 +2668,7 @@ static int phys_expect(const struct drm_pagoda_submit_phys *a, void *readonly,
 		if (idx < 0)
 			return ENOENT;
 		/* physically accessed, and of the GPU the context runs on */
-		if (!(live_flags[idx] & DRM_PAGODA_BO_PHYSICAL) || live_adapter[idx])
+		if (!(live_flags[idx] & DRM_PAGODA_BO_PHYSICAL) || live_adapter[idx] != ctx_adapter[c])
 			return EINVAL;
 		size[k] = live_size[idx];
 	}
@@ -2755,6 +2760,7 @@ static int fuzz_submit_phys(int fd, void *readonly, unsigned long i)
 		if (!must(do_ioctl(fd, DRM_IOCTL_PAGODA_CTX_CREATE, &create), i, "CTX_CREATE"))
 			return 0;
 		ctx_id[0] = create.ctx_id;
+		ctx_adapter[0] = 0;
 		ctx_banned[nctx++] = 0;
 	}
 	if (!phys_pool(fd, i))

@@ -21,6 +21,13 @@
  * (EINVAL), and an adapter beyond the link is EINVAL. An adapter reset of
  * GPU 1 (its paging engine hung) leaves GPU 0's jobs on GPU 1's VRAM
  * running, byte-exact, and GPU 0 without a reset.
+ *
+ * One address space, tables on every GPU: contexts created on GPU 1 run
+ * jobs there that read and write GPU 0's allocations through GPU 1's own
+ * tables (debugfs shows a slot and a root in each GPU's VRAM, and trees
+ * of the same shape); a syncobj of a GPU 0 job orders a GPU 1 job behind
+ * it; a job of GPU 1 that never ends is stopped by GPU 1's engine reset,
+ * its context banned and guilty, while GPU 0's jobs complete untouched.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -371,7 +378,7 @@ static void peer_job(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *peer,
 	pagoda_cmd_write_imm(&cb, peer->va + size - 64, imm, 3);
 	pagoda_cmd_crc32(&cb, local->va, size / 2, peer->va + size - 8);
 	ret = pt_run(dev, ctx, cmd, &cb);
-	pt_check(!ret, "%s: the job on GPU 0 ran (%s)", what, ret ? strerror(-ret) : "ok");
+	pt_check(!ret, "%s: the job ran (%s)", what, ret ? strerror(-ret) : "ok");
 
 	for (i = size / 8; i < size / 16 * 3; i++)
 		model[i] = 0xc0ffee11;
@@ -381,7 +388,7 @@ static void peer_job(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *peer,
 		bad += l[i] != model[i];
 	for (i = 0; i < size / 4; i++)
 		bad += p[i] != model[i];
-	pt_check(!bad, "%s: GPU 1's allocation read and written by GPU 0 byte-exact (%u words differ)",
+	pt_check(!bad, "%s: the other GPU's allocation read and written byte-exact (%u words differ)",
 		 what, bad);
 	free(model);
 }
@@ -606,6 +613,197 @@ out:
 	pagoda_close(&dev);
 }
 
+/*
+ * Whether a space of debugfs "vms" has a tree on each of the @n GPUs, each
+ * with a slot and a root in that GPU's VRAM, and the same leaf tables.
+ */
+static void check_trees(unsigned int n)
+{
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 8], line[256], seg[16];
+	unsigned int gpu, slot, entries, leaves, trees = 0, rooted = 0, same = 0, found = 0;
+	unsigned int first_leaves = 0;
+	FILE *f;
+
+	if (!pt_check(pt_debugfs_dir(dbg, sizeof(dbg)), "debugfs directory"))
+		return;
+	snprintf(path, sizeof(path), "%s/vms", dbg);
+	f = fopen(path, "r");
+	if (!pt_check(f != NULL, "open %s", path))
+		return;
+	/* a line "vm ..." starts each space; "  gpu<i>: slot ..." then its tables start each tree */
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, ": slot ");
+
+		if (!strncmp(line, "vm ", 3) || !strncmp(line, "  reserved", 10)) {
+			found |= trees == n && rooted == n && same == n;
+			trees = rooted = same = 0;
+		} else if (!strncmp(line, "  gpu", 5) && p && sscanf(line, "  gpu%u", &gpu) == 1 &&
+			   gpu == trees) {
+			trees++;
+			rooted += sscanf(p, ": slot %u root %u entries at %15s", &slot, &entries,
+					 seg) == 3 && slot && !strcmp(seg, "vram");
+		} else if (trees && sscanf(line, "  tables level0 %u", &leaves) == 1) {
+			if (trees == 1)
+				first_leaves = leaves;
+			same += leaves == first_leaves;
+		}
+	}
+	fclose(f);
+	found |= trees == n && rooted == n && same == n;
+	pt_check(found,
+		 "debugfs vms: the space has tables on each of the %u GPUs, each with a slot and a root in its VRAM, the same leaf tables",
+		 n);
+}
+
+/*
+ * Contexts on the last GPU: CTX_CREATE names the GPU (EINVAL past the
+ * link); a job of the last GPU reads and writes the first GPU's
+ * allocation through its own tables' peer entries, byte-exact, in the same
+ * address space as the first GPU's jobs; and a syncobj orders work across
+ * the GPUs: a job on the last GPU waiting for one on the first sees what
+ * that one wrote last.
+ */
+static void test_second_gpu(unsigned int n)
+{
+	struct drm_pagoda_sync first_out = { 0 }, second_out = { 0 };
+	struct pt_buf peer = { 0 }, local = { 0 }, cmd = { 0 }, cmd2 = { 0 }, scratch = { 0 };
+	struct pt_buf src = { 0 }, dst = { 0 };
+	uint32_t ctx0, ctx1, bad_ctx, *d, i, bad = 0;
+	struct pagoda_cmdbuf cb;
+	struct pagoda_dev dev;
+	int ret, status;
+
+	if (!pt_check(!pagoda_open(&dev), "open the link's render node"))
+		return;
+	ret = pagoda_ctx_create_on(&dev, n, DRM_PAGODA_PRIORITY_NORMAL, &bad_ctx);
+	pt_check(ret == -EINVAL, "CTX_CREATE on adapter %u (past the link): %s (want EINVAL)", n,
+		 strerror(-ret));
+	ret = pagoda_ctx_create_on(&dev, ~0u, DRM_PAGODA_PRIORITY_NORMAL, &bad_ctx);
+	pt_check(ret == -EINVAL, "CTX_CREATE on adapter 0xffffffff: %s (want EINVAL)",
+		 strerror(-ret));
+
+	ret = first_gpu_rig(&dev, &ctx0, &peer, 256 * KIB, &cmd);
+	if (!ret)
+		ret = pagoda_ctx_create_on(&dev, n - 1, DRM_PAGODA_PRIORITY_NORMAL, &ctx1);
+	if (!ret)
+		ret = peer_buf(&dev, &local, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0, 0);
+	if (!pt_check(!ret, "a context on GPU %u and allocations on both GPUs (%d)", n - 1, ret))
+		goto out;
+	peer_job(&dev, ctx1, &peer, &local, &cmd, "a job on the last GPU, GPU 0's VRAM");
+	peer_job(&dev, ctx0, &local, &peer, &cmd, "a job on GPU 0, the last GPU's VRAM");
+	check_trees(n);
+
+	/*
+	 * The chain: GPU 0 copies 64 MiB of scratch about first, then fills
+	 * @src; the last GPU waits for that and copies @src to @dst. Without
+	 * the wait the copy would find @src as the CPU left it.
+	 */
+	ret = pt_buf_create(&dev, &scratch, 8 * MIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = pt_buf_create(&dev, &src, MIB, DRM_PAGODA_SEGMENT_VRAM, 0);
+	if (!ret)
+		ret = peer_buf(&dev, &dst, MIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0, 0);
+	if (!ret)
+		ret = pt_buf_create(&dev, &cmd2, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = pagoda_syncobj_create(&dev, &first_out.handle);
+	if (!ret)
+		ret = pagoda_syncobj_create(&dev, &second_out.handle);
+	if (!pt_check(!ret, "chain: allocations and syncobjs (%d)", ret))
+		goto out_local;
+	memset(src.bo.map, 0x11, src.bo.size);
+	memset(dst.bo.map, 0x22, dst.bo.size);
+	pagoda_cmdbuf_init(&cb, cmd.bo.map, cmd.bo.size);
+	for (i = 0; i < 8; i++)
+		pagoda_cmd_copy(&cb, scratch.va, scratch.va + 4 * MIB, 4 * MIB);
+	pagoda_cmd_fill(&cb, src.va, src.bo.size, 0xc4a1c4a1);
+	ret = pagoda_submit(&dev, ctx0, cmd.va, cb.used_bytes, NULL, 0, &first_out, 1);
+	pagoda_cmdbuf_init(&cb, cmd2.bo.map, cmd2.bo.size);
+	pagoda_cmd_copy(&cb, src.va, dst.va, src.bo.size);
+	if (!ret)
+		ret = pagoda_submit(&dev, ctx1, cmd2.va, cb.used_bytes, &first_out, 1, &second_out, 1);
+	if (!ret)
+		ret = pagoda_syncobj_wait(&dev, second_out.handle, 0, PT_JOB_TIMEOUT_NS);
+	status = pt_fence_error(&dev, second_out.handle);
+	d = dst.bo.map;
+	for (i = 0; i < dst.bo.size / 4; i++)
+		bad += d[i] != 0xc4a1c4a1;
+	pt_check(!ret && !status && !bad,
+		 "a job on GPU %u waiting for a syncobj of GPU 0 copies what GPU 0 wrote (%s, status %d, %u words differ)",
+		 n - 1, ret ? strerror(-ret) : "ok", status, bad);
+	pt_buf_destroy(&dev, &cmd2);
+	pt_buf_destroy(&dev, &dst);
+	pt_buf_destroy(&dev, &src);
+	pt_buf_destroy(&dev, &scratch);
+out_local:
+	pt_buf_destroy(&dev, &local);
+out:
+	pt_buf_destroy(&dev, &cmd);
+	pt_buf_destroy(&dev, &peer);
+	pagoda_close(&dev);
+}
+
+/*
+ * A job of the last GPU that never ends is stopped by that GPU's engine
+ * reset after the hang timeout: its context is banned and guilty; jobs of
+ * the first GPU submitted meanwhile complete, their contexts untouched.
+ */
+static void test_second_gpu_hang(unsigned int n)
+{
+	struct drm_pagoda_sync hang_out = { 0 };
+	struct drm_pagoda_ctx_query q;
+	struct pt_buf loop = { 0 }, peer = { 0 }, local = { 0 }, cmd = { 0 };
+	uint32_t hang_ctx, ctx0;
+	struct pagoda_cmdbuf cb;
+	struct pagoda_dev dev;
+	char what[64];
+	int ret, status, i;
+
+	if (!pt_check(!pagoda_open(&dev), "open the link's render node"))
+		return;
+	ret = pagoda_ctx_create_on(&dev, n - 1, DRM_PAGODA_PRIORITY_NORMAL, &hang_ctx);
+	if (!ret)
+		ret = first_gpu_rig(&dev, &ctx0, &local, 256 * KIB, &cmd);
+	if (!ret)
+		ret = peer_buf(&dev, &peer, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0, 0);
+	if (!ret)
+		ret = pt_buf_create(&dev, &loop, 64 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	if (!ret)
+		ret = pagoda_syncobj_create(&dev, &hang_out.handle);
+	if (!pt_check(!ret, "hang: set up (%d)", ret))
+		goto out;
+	pagoda_cmdbuf_init(&cb, loop.bo.map, loop.bo.size);
+	pagoda_cmd_jump(&cb, loop.va, 16);
+	ret = pagoda_submit(&dev, hang_ctx, loop.va, cb.used_bytes, NULL, 0, &hang_out, 1);
+	pt_check(!ret, "a job that never ends on GPU %u (%d)", n - 1, ret);
+	for (i = 0; i < 4; i++) {
+		snprintf(what, sizeof(what), "GPU 0 while GPU %u hangs (%d)", n - 1, i);
+		peer_job(&dev, ctx0, &peer, &local, &cmd, what);
+	}
+	if (!ret)
+		ret = pagoda_syncobj_wait(&dev, hang_out.handle, 0, PT_JOB_TIMEOUT_NS);
+	status = pt_fence_error(&dev, hang_out.handle);
+	pt_check(!ret && status == -ETIMEDOUT,
+		 "the hung job of GPU %u is stopped, its fence carries ETIMEDOUT (%d, status %d)",
+		 n - 1, ret, status);
+	memset(&q, 0, sizeof(q));
+	ret = pagoda_ctx_query(&dev, hang_ctx, &q);
+	pt_check(!ret && q.status == (DRM_PAGODA_CTX_BANNED | DRM_PAGODA_CTX_RESET_GUILTY),
+		 "its context is banned and guilty (status 0x%x)", q.status);
+	memset(&q, 0, sizeof(q));
+	ret = pagoda_ctx_query(&dev, ctx0, &q);
+	pt_check(!ret && q.status == 0 && q.resets == 0,
+		 "GPU 0's context: not banned, no reset stopped its jobs (status 0x%x, %llu resets)",
+		 q.status, (unsigned long long)q.resets);
+	peer_job(&dev, ctx0, &peer, &local, &cmd, "GPU 0 after GPU 1's reset");
+out:
+	pt_buf_destroy(&dev, &loop);
+	pt_buf_destroy(&dev, &peer);
+	pt_buf_destroy(&dev, &local);
+	pt_buf_destroy(&dev, &cmd);
+	pagoda_close(&dev);
+}
+
 /* What may not reach a peer: physical-mode buffers, scanout, adapters past the link. */
 static void test_peer_refused(unsigned int n)
 {
@@ -671,6 +869,8 @@ int main(void)
 	if (n > 1) {
 		test_peer(n);
 		test_peer_reset(n);
+		test_second_gpu(n);
+		test_second_gpu_hang(n);
 		test_peer_refused(n);
 		unbind_member(members, n, n - 1);
 		unbind_member(members, n, 0);

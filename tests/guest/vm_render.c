@@ -476,7 +476,7 @@ static void test_large_pages(struct pagoda_dev *dev, uint32_t ctx)
 /* Entries of this process's root (debugfs "vms"; one space open), or -1. */
 static long long root_entries(void)
 {
-	return pt_debugfs_value("/sys/kernel/debug/dri/0/vms", "  root", "root ");
+	return pt_debugfs_value("/sys/kernel/debug/dri/0/vms", "  ", " root ");
 }
 
 /*

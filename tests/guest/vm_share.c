@@ -1006,7 +1006,7 @@ static long long debugfs_count(const char *name, const char *suffix)
  */
 static int vms_read(unsigned int contexts, struct vms_state *st)
 {
-	char path[PT_PATH_MAX + PT_NAME_MAX], line[512], *p;
+	char path[PT_PATH_MAX + PT_NAME_MAX], line[512];
 	unsigned char seen[256] = { 0 };
 	unsigned int a, b, slot;
 	FILE *f;
@@ -1023,8 +1023,8 @@ static int vms_read(unsigned int contexts, struct vms_state *st)
 		if (sscanf(line, "%u address spaces, %u page tables", &a, &b) == 2) {
 			st->spaces = a;
 			st->tables = b;
-		} else if (!strncmp(line, "vm ", 3) && (p = strstr(line, " slot ")) &&
-			   sscanf(p, " slot %u", &slot) == 1 && slot) {
+		} else if (!strncmp(line, "  slot ", 7) && sscanf(line, "  slot %u", &slot) == 1 &&
+			   slot) {
 			st->holding++;
 			if (slot >= contexts || slot >= sizeof(seen) || seen[slot]++)
 				st->bad_slots++;

@@ -421,15 +421,17 @@ struct drm_pagoda_vm_bind {
  * @priority: in: DRM_PAGODA_PRIORITY_* of the context's jobs
  * @flags: in: must be zero
  * @ctx_id: out: the context's id, used by the file that created it
- * @pad: must be zero
+ * @adapter: in: the GPU of the logical adapter whose engines run its jobs,
+ *	below DRM_PAGODA_PARAM_NUM_ADAPTERS (0 on a single GPU)
  *
- * A GPU context runs render jobs on the file's address space.
+ * A GPU context runs render jobs on the file's address space, on one GPU:
+ * on a linked adapter the space has page tables on every GPU of it.
  */
 struct drm_pagoda_ctx_create {
 	__u32 priority;
 	__u32 flags;
 	__u32 ctx_id;
-	__u32 pad;
+	__u32 adapter;
 };
 
 /**
