@@ -346,6 +346,59 @@ static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
 	return 0;
 }
 
+/**
+ * pagoda_bo_prefer_at - prefer one place for an allocation
+ * @bo: the allocation, reserved (or being created)
+ * @at: the segment and offset to put it at; NULL for its usual placements
+ *
+ * The range of its size at @at comes first, its usual placements after it
+ * as fallbacks: pagoda_bo_place() evicts what is in that range, and puts
+ * it elsewhere only when the range cannot be had (pinned memory there, or
+ * past the segment's end).
+ */
+void pagoda_bo_prefer_at(struct pagoda_bo *bo, const struct pagoda_bo_at *at)
+{
+	u32 n = bo->placement.num_placement - (bo->placement.placement == bo->at_places);
+	u32 i;
+
+	if (!at) {
+		bo->placement.placement = bo->places;
+		bo->placement.num_placement = n;
+		return;
+	}
+	bo->at_places[0] = (struct ttm_place){
+		.fpfn = at->offset >> PAGE_SHIFT,
+		.lpfn = (at->offset + bo->tbo.base.size) >> PAGE_SHIFT,
+		.mem_type = pagoda_segment_mem_type(at->seg),
+		.flags = bo->places[0].flags & TTM_PL_FLAG_CONTIGUOUS,
+	};
+	for (i = 0; i < n; i++) {
+		bo->at_places[i + 1] = bo->places[i];
+		bo->at_places[i + 1].flags |= TTM_PL_FLAG_FALLBACK;
+	}
+	bo->placement.placement = bo->at_places;
+	bo->placement.num_placement = n + 1;
+}
+
+/**
+ * pagoda_bo_where - the one place an allocation is at
+ * @bo: the allocation, reserved
+ * @at: out: its segment and offset
+ *
+ * Return: whether it is in one piece in VRAM or hidden VRAM (@at valid).
+ */
+bool pagoda_bo_where(struct pagoda_bo *bo, struct pagoda_bo_at *at)
+{
+	struct ttm_resource *res = bo->tbo.resource;
+	u32 contiguous;
+
+	if (!res || (res->mem_type != TTM_PL_VRAM && res->mem_type != PAGODA_PL_HIDDEN))
+		return false;
+	pagoda_bo_res_placement(res, &at->offset, &contiguous);
+	at->seg = pagoda_mem_type_segment(res->mem_type);
+	return contiguous;
+}
+
 /*
  * A new allocation. With @resv (locked by the caller) it shares that
  * reservation. It is returned reserved when @reserved (which it always is
@@ -355,7 +408,8 @@ static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
  */
 static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 					  const struct drm_pagoda_gem_create *args, u64 size,
-					  struct dma_resv *resv, bool reserved, struct sg_table *sg)
+					  struct dma_resv *resv, bool reserved, struct sg_table *sg,
+					  const struct pagoda_bo_at *at)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
 	struct pagoda_bo *bo;
@@ -372,6 +426,8 @@ static struct pagoda_bo *pagoda_bo_create(struct pagoda_device *pgdev,
 
 	bo->tbo.base.funcs = &pagoda_gem_funcs;
 	drm_gem_private_object_init(pgdev->drm, &bo->tbo.base, size);
+	if (at)
+		pagoda_bo_prefer_at(bo, at);
 	drm_gem_gpuva_set_lock(&bo->tbo.base, &bo->gpuva_lock);
 	INIT_LIST_HEAD(&bo->link);
 	bo->priority = args->priority;
@@ -603,14 +659,14 @@ static int pagoda_bo_populate(struct pagoda_bo *bo, struct ttm_operation_ctx *ct
  */
 static int pagoda_bo_check_pinned(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
 {
-	struct ttm_place places[PAGODA_NUM_SEGMENTS];
+	struct ttm_place places[PAGODA_NUM_SEGMENTS + 1];
 	struct ttm_placement any = {
 		.placement = places, .num_placement = bo->placement.num_placement,
 	};
 	unsigned int i;
 
 	for (i = 0; i < any.num_placement; i++) {
-		places[i] = bo->places[i];
+		places[i] = bo->placement.placement[i];
 		places[i].flags &= ~TTM_PL_FLAG_FALLBACK;
 	}
 	return ttm_bo_validate(&bo->tbo, &any, ctx) == -EINVAL ? -EBUSY : 0;
@@ -657,7 +713,7 @@ int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
  */
 int pagoda_bo_place_step(struct pagoda_bo *bo, bool preferred, struct ttm_operation_ctx *ctx)
 {
-	struct ttm_placement one = { .num_placement = 1, .placement = &bo->places[0] };
+	struct ttm_placement one = { .num_placement = 1, .placement = bo->placement.placement };
 	int ret;
 
 	if (bo->tbo.pin_count)
@@ -698,12 +754,29 @@ static struct drm_pagoda_gem_create pagoda_bo_kernel_args(u64 size, u32 segments
 struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size, u32 segments,
 					  u32 flags)
 {
+	return pagoda_bo_create_kernel_at(pgdev, size, segments, flags, NULL);
+}
+
+/**
+ * pagoda_bo_create_kernel_at - pagoda_bo_create_kernel(), at one place if it can
+ * @pgdev: the device
+ * @size: bytes, a multiple of the segments' page size
+ * @segments: DRM_PAGODA_SEGMENT_MASK()s it may live in; VRAM is preferred
+ * @flags: DRM_PAGODA_BO_PHYSICAL for a contiguous one, or 0
+ * @at: where to put it (pagoda_bo_prefer_at()), or NULL
+ *
+ * Return: the allocation, placed and pinned, or an ERR_PTR.
+ */
+struct pagoda_bo *pagoda_bo_create_kernel_at(struct pagoda_device *pgdev, u64 size,
+					     u32 segments, u32 flags,
+					     const struct pagoda_bo_at *at)
+{
 	struct ttm_operation_ctx ctx = { .interruptible = false };
 	struct drm_pagoda_gem_create args = pagoda_bo_kernel_args(size, segments, flags);
 	struct pagoda_bo *bo;
 	int ret;
 
-	bo = pagoda_bo_create(pgdev, &args, size, NULL, true, NULL);
+	bo = pagoda_bo_create(pgdev, &args, size, NULL, true, NULL, at);
 	if (IS_ERR(bo))
 		return bo;
 	ret = pagoda_bo_place(bo, &ctx);
@@ -725,6 +798,7 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
  * @segments: DRM_PAGODA_SEGMENT_MASK()s it may live in; VRAM is preferred,
  *	eviction goes to system memory
  * @resv_obj: the object whose reservation it shares, locked by the caller
+ * @at: where to put it (pagoda_bo_prefer_at()), or NULL
  *
  * Unlike pagoda_bo_create_kernel() it is not pinned: it moves like any
  * allocation, under the shared reservation. It keeps a reference to
@@ -736,7 +810,8 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
  * placement had room).
  */
 struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size, u32 segments,
-					  struct drm_gem_object *resv_obj)
+					  struct drm_gem_object *resv_obj,
+					  const struct pagoda_bo_at *at)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = false };
 	struct drm_pagoda_gem_create args = pagoda_bo_kernel_args(size, segments, 0);
@@ -744,7 +819,7 @@ struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size,
 	int ret;
 
 	/* TTM's creation placed it: the preferred segment, by eviction if needed */
-	bo = pagoda_bo_create(pgdev, &args, size, resv_obj->resv, true, NULL);
+	bo = pagoda_bo_create(pgdev, &args, size, resv_obj->resv, true, NULL, at);
 	if (IS_ERR(bo))
 		return ERR_PTR(pagoda_bo_no_room(PTR_ERR(bo)));
 	drm_gem_object_get(resv_obj);
@@ -895,7 +970,7 @@ static struct pagoda_bo *pagoda_bo_create_user(struct pagoda_device *pgdev,
 		drm_dev_exit(idx);
 		return ERR_PTR(ret);
 	}
-	bo = pagoda_bo_create(pgdev, args, size, NULL, false, NULL);
+	bo = pagoda_bo_create(pgdev, args, size, NULL, false, NULL, NULL);
 	up_read(&pgdev->reset_lock);
 	drm_dev_exit(idx);
 	return bo;
@@ -1032,7 +1107,8 @@ struct drm_gem_object *pagoda_gem_prime_import_sg_table(struct drm_device *drm,
 		return ERR_PTR(-EINVAL);
 	dma_resv_lock(resv, NULL);
 	/* the link's first GPU holds what other devices export */
-	bo = pagoda_bo_create(to_pagoda_link(drm)->gpu[0], &args, args.size, resv, true, sgt);
+	bo = pagoda_bo_create(to_pagoda_link(drm)->gpu[0], &args, args.size, resv, true, sgt,
+			      NULL);
 	dma_resv_unlock(resv);
 	return IS_ERR(bo) ? ERR_CAST(bo) : &bo->tbo.base;
 }

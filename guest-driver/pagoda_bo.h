@@ -23,7 +23,10 @@ struct pagoda_pt_chunk;
  * @flags: DRM_PAGODA_BO_* given at creation
  * @segments: mask of the segments it may live in
  * @places: its placements, the preferred segment first
- * @placement: @places as TTM takes them
+ * @at_places: or, while it should be at one place (pagoda_bo_prefer_at()),
+ *	that range first and @places after it as fallbacks
+ * @placement: @places or @at_places as TTM takes them; under the
+ *	reservation
  * @eviction_placement: where eviction sends it: the eviction segment,
  *	then system memory as the fallback (the aperture first for a
  *	physically accessed allocation, then plain system pages)
@@ -67,6 +70,7 @@ struct pagoda_bo {
 	u32 flags;
 	u32 segments;
 	struct ttm_place places[PAGODA_NUM_SEGMENTS];
+	struct ttm_place at_places[PAGODA_NUM_SEGMENTS + 1];
 	struct ttm_placement placement;
 	struct ttm_place eviction_placement[3];
 	u32 num_eviction_places;
@@ -139,8 +143,24 @@ struct pagoda_bo *pagoda_bo_create_kernel(struct pagoda_device *pgdev, u64 size,
 					  u32 flags);
 u64 pagoda_bo_contiguous_paddr(struct pagoda_bo *bo);
 u64 pagoda_bo_page_size(struct pagoda_bo *bo);
+/**
+ * struct pagoda_bo_at - one place in a GPU's memory
+ * @seg: a memory segment (PAGODA_SEG_VRAM or PAGODA_SEG_VRAM_HIDDEN)
+ * @offset: byte offset in it
+ */
+struct pagoda_bo_at {
+	u32 seg;
+	u64 offset;
+};
+
+void pagoda_bo_prefer_at(struct pagoda_bo *bo, const struct pagoda_bo_at *at);
+bool pagoda_bo_where(struct pagoda_bo *bo, struct pagoda_bo_at *at);
+struct pagoda_bo *pagoda_bo_create_kernel_at(struct pagoda_device *pgdev, u64 size,
+					     u32 segments, u32 flags,
+					     const struct pagoda_bo_at *at);
 struct pagoda_bo *pagoda_bo_create_shared(struct pagoda_device *pgdev, u64 size, u32 segments,
-					  struct drm_gem_object *resv_obj);
+					  struct drm_gem_object *resv_obj,
+					  const struct pagoda_bo_at *at);
 void pagoda_bo_free_kernel(struct pagoda_bo *bo);
 u64 pagoda_bo_page_paddr(struct pagoda_bo *bo, u64 offset);
 void pagoda_bo_run_first(struct pagoda_bo *bo, u64 offset, u64 size, struct pagoda_bo_run *run);

@@ -174,20 +174,47 @@ static void pagoda_pt_chunk_free(struct pagoda_pt_chunk *chunk)
 	kfree(chunk);
 }
 
+/* The first GPU's chunk made @seq-th, which another GPU's chunk @seq mirrors. */
+static struct pagoda_pt_chunk *pagoda_pt_twin(struct pagoda_vm *vm, u32 seq)
+{
+	struct pagoda_pt_chunk *chunk;
+
+	list_for_each_entry(chunk, &vm->pt[0].chunks, link)
+		if (chunk->seq == seq)
+			return chunk;
+	return NULL;
+}
+
+/*
+ * Where a chunk of another GPU than the first should be: where its twin
+ * is, when that is one piece of VRAM or hidden VRAM. Return: @at, or NULL.
+ */
+static const struct pagoda_bo_at *pagoda_pt_twin_at(struct pagoda_pt_chunk *twin,
+						     struct pagoda_bo_at *at)
+{
+	return twin && pagoda_bo_where(twin->bo, at) ? at : NULL;
+}
+
 /*
  * A new chunk, twice the size of the space's last one (up to
- * PAGODA_PT_CHUNK_MAX): a space that maps much makes few allocations.
+ * PAGODA_PT_CHUNK_MAX): a space that maps much makes few allocations. On
+ * a link, a chunk of another GPU is placed where the first GPU's chunk of
+ * the same rank is, if it can: its tables then sit at the same offsets.
  */
 static int pagoda_pt_new_chunk(struct pagoda_pt_tree *tree)
 {
 	u32 bytes = max_t(u32, tree->chunk_bytes, PAGODA_PT_CHUNK_MIN);
 	struct pagoda_pt_chunk *chunk;
+	struct pagoda_bo_at at;
 
 	chunk = kzalloc(sizeof(*chunk), GFP_KERNEL);
 	if (!chunk)
 		return -ENOMEM;
 	chunk->vm = tree->vm;
 	chunk->tree = tree;
+	chunk->seq = tree->nr_chunks;
+	if (tree != tree->vm->pt)
+		chunk->twin = pagoda_pt_twin(tree->vm, chunk->seq);
 	chunk->count = bytes / PAGODA_PT_SIZE;
 	chunk->nr_free = chunk->count;
 	chunk->free = bitmap_zalloc(chunk->count, GFP_KERNEL);
@@ -197,7 +224,8 @@ static int pagoda_pt_new_chunk(struct pagoda_pt_tree *tree)
 		return -ENOMEM;
 	}
 	chunk->bo = pagoda_bo_create_shared(tree->gpu, bytes, tree->gpu->params.pt_segments,
-					    drm_gpuvm_resv_obj(&tree->vm->gpuvm));
+					    drm_gpuvm_resv_obj(&tree->vm->gpuvm),
+					    pagoda_pt_twin_at(chunk->twin, &at));
 	if (IS_ERR(chunk->bo)) {
 		/* its placement may have evicted with the transaction's ticket */
 		int ret = pagoda_vm_place_failed(tree->vm, PTR_ERR(chunk->bo));
@@ -209,6 +237,7 @@ static int pagoda_pt_new_chunk(struct pagoda_pt_tree *tree)
 	chunk->bo->pt_chunk = chunk;
 	bitmap_fill(chunk->free, chunk->count);
 	list_add(&chunk->link, &tree->chunks);
+	tree->nr_chunks++;
 	tree->chunk_bytes = min_t(u32, bytes * 2, PAGODA_PT_CHUNK_MAX);
 	return 0;
 }
@@ -216,17 +245,24 @@ static int pagoda_pt_new_chunk(struct pagoda_pt_tree *tree)
 /*
  * A root of more than 512 entries (2 levels) has an allocation of its own,
  * contiguous: in a memory segment, or in system memory through the
- * aperture segment, where the device reads a root (not a lower table).
+ * aperture segment, where the device reads a root (not a lower table). The
+ * GPUs of a link make their roots one after the other, the first GPU's
+ * first: the others' go where it went, if they can.
  */
 static int pagoda_pt_alloc_own(struct pagoda_pt_tree *tree, struct pagoda_pt *pt)
 {
 	struct pagoda_device *pgdev = tree->gpu;
 	u64 size = round_up((u64)pt->entries * sizeof(u64), pgdev->segs[PAGODA_SEG_VRAM].page_size);
+	struct pagoda_vm *vm = tree->vm;
+	bool first = tree == vm->pt;
 
-	pt->bo = pagoda_bo_create_kernel(pgdev, size, pgdev->params.pt_segments,
-					 DRM_PAGODA_BO_PHYSICAL);
+	pt->bo = pagoda_bo_create_kernel_at(pgdev, size, pgdev->params.pt_segments,
+					    DRM_PAGODA_BO_PHYSICAL,
+					    !first && vm->root_at_valid ? &vm->root_at : NULL);
 	if (IS_ERR(pt->bo))
 		return PTR_ERR(pt->bo);
+	if (first)
+		vm->root_at_valid = pagoda_bo_where(pt->bo, &vm->root_at);
 	pt->addr = pagoda_bo_contiguous_paddr(pt->bo);
 	return 0;
 }
@@ -1332,8 +1368,13 @@ int pagoda_pt_restore(struct pagoda_vm *vm)
 	/* nothing moved or was swapped since the last time: the common case */
 	if (!vm->pt_moved)
 		return 0;
+	/* the first GPU's chunks first: the others' go where those are */
 	pagoda_vm_for_each_tree(vm, tree) {
 		list_for_each_entry(chunk, &tree->chunks, link) {
+			struct pagoda_bo_at at;
+
+			if (chunk->twin)
+				pagoda_bo_prefer_at(chunk->bo, pagoda_pt_twin_at(chunk->twin, &at));
 			ret = pagoda_vm_place(vm, chunk->bo);
 			if (ret)
 				return ret;

@@ -21,6 +21,7 @@
 
 #include <pagoda/pagoda_hw.h>
 
+#include "pagoda_bo.h"
 #include "pagoda_paging.h"
 
 struct dma_fence;
@@ -50,6 +51,10 @@ struct pagoda_vm;
  * @link: in &pagoda_pt_tree.chunks
  * @vm: the space
  * @tree: its tables on that GPU
+ * @seq: its rank among the chunks of @tree, from 0
+ * @twin: on another GPU than the link's first, the first GPU's chunk of
+ *	the same rank: this one is placed where it is, when it can
+ *	(pagoda_pt.c)
  * @bo: the allocation; it shares the space's reservation, under which it
  *	moves (eviction, coming back)
  * @swapped: TTM swapped its pages out since the space's tables were last
@@ -63,6 +68,8 @@ struct pagoda_pt_chunk {
 	struct list_head link;
 	struct pagoda_vm *vm;
 	struct pagoda_pt_tree *tree;
+	u32 seq;
+	struct pagoda_pt_chunk *twin;
 	struct pagoda_bo *bo;
 	bool swapped;
 	u32 count;
@@ -112,6 +119,7 @@ struct pagoda_pt {
  *	engine
  * @root: the root table, NULL until the first mapping
  * @chunks: its page-table allocations, those with free tables first
+ * @nr_chunks: chunks made
  * @chunk_bytes: size of its next chunk
  * @spares: leaf tables made for one update, to replace 2 MiB pages it
  *	splits or rewrites; freed when it ends
@@ -137,6 +145,7 @@ struct pagoda_pt_tree {
 	struct pagoda_device *gpu;
 	struct pagoda_pt *root;
 	struct list_head chunks;
+	u32 nr_chunks;
 	u32 chunk_bytes;
 	struct list_head spares;
 	struct xarray large_ptes;
@@ -187,6 +196,10 @@ struct pagoda_fault {
  * @root_entries: entries of the root (made or to be made)
  * @max_root_entries: most entries the root may have
  * @va_end: end of the VA range the largest root covers
+ * @root_at: where the first GPU's root of its own allocation (2 levels,
+ *	more than 512 entries) was put, if @root_at_valid: the other GPUs'
+ *	go there if they can
+ * @root_at_valid: @root_at is one piece of VRAM or hidden VRAM
  * @rebind: links (struct pagoda_vm_bo) whose mappings are to be
  *	rewritten, under @lock
  * @place_step: how the current drm_exec transaction places allocations
@@ -223,6 +236,8 @@ struct pagoda_vm {
 	u32 root_entries;
 	u32 max_root_entries;
 	u64 va_end;
+	struct pagoda_bo_at root_at;
+	bool root_at_valid;
 	struct list_head rebind;
 	u32 place_step;
 	bool dying;

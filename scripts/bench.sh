@@ -21,11 +21,12 @@ step "plot: throughput against operation size"
 gnuplot -e "data='$BENCH_DIR/sweep.dat'; out='$BENCH_DIR/throughput.png'" \
 	"$PAGODA_ROOT/scripts/bench-plot.gp"
 echo "    $BENCH_DIR/throughput.png"
-step "video memory manager benchmark (guest, stock kernel, two linked GPUs of 128 MiB of VRAM, QEMU's NVMe beside)"
+step "video memory manager benchmark (guest, stock kernel, two linked GPUs of 128 MiB of VRAM, a lone one and QEMU's NVMe beside)"
 # QEMU's own NVMe controller on a null-co drive, beside the GPU in the same
 # guest: pagoda-vmbench's round trips are also given as ratios of its reads.
+# A lone GPU, not linked: the baseline of binding on the link.
 NVME_ARGS="-blockdev driver=null-co,node-name=nvme-null,size=1073741824,read-zeroes=on
--device nvme,serial=pagoda-bench,drive=nvme-null"
+-device nvme,serial=pagoda-bench,drive=nvme-null -device pagoda,vram-size=128M"
 PAGODA_QEMU_ARGS="${PAGODA_QEMU_ARGS:-} $(echo $NVME_ARGS)" \
 	"$PAGODA_ROOT/scripts/run-guest.sh" --device vram-size=128M --link 2 "$@" \
 	pagoda-membench pagoda-vmbench

@@ -8,6 +8,9 @@
  *    each waited for (the page-table update and TLB flush done);
  *  - binding 1 GiB (one 64 MiB allocation mapped 16 times) in 2 MiB pages
  *    and in 64 KiB pages, and the page tables each takes (debugfs "vms");
+ *    on a linked adapter (tables on every GPU, each GPU's paging engine
+ *    writing its own) against the same on a lone GPU of the same guest
+ *    (scripts/bench.sh gives it one);
  *  - one VM_BIND of 4096 tile mappings (64 KiB each) with one out-fence,
  *    in one call and as a queue operation: time per tile against the null
  *    ioctl, and until the fence signals;
@@ -23,7 +26,10 @@
  *    these;
  *  - the first job after every allocation of the space was evicted (its
  *    allocations validated back and their mappings rewritten), against the
- *    no-op round trip.
+ *    no-op round trip;
+ *  - on a linked adapter: a peer copy against a local one, and a no-op job
+ *    of the last GPU waiting for a syncobj of a no-op job of the first,
+ *    against the same chain within the first GPU.
  * Not a test: nothing depends on the figures.
  *   usage: pagoda-vmbench
  */
@@ -45,7 +51,6 @@
 #define GIB		(1024 * MIB)
 #define SEG(id)		DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_##id)
 #define WAIT_NS		(60ll * 1000 * 1000 * 1000)
-#define DEBUGFS		"/sys/kernel/debug/dri/0"
 
 /* QEMU's NVMe controller, the baseline of the round trips, when there is one */
 #define NVME_DEV	"/dev/nvme0n1"
@@ -53,7 +58,9 @@
 #define NVME_DEPTH	32
 #define NVME_READS	4096
 
-static struct pagoda_dev dev;
+/* The adapter with the most GPUs; a lone GPU beside a link, if there is one. */
+static struct pagoda_dev dev, lone;
+static char dev_debugfs[64], lone_debugfs[64];
 static uint32_t out_sync;
 
 /* The NVMe baseline of this run: 0 when the guest has no NVMe controller. */
@@ -68,6 +75,11 @@ static double now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static double shorter(double a, double b)
+{
+	return a < b ? a : b;
 }
 
 static void check(const char *what, int ret)
@@ -130,11 +142,15 @@ static double map_unmap_rate(struct pagoda_bo *bo, uint64_t base, uint64_t granu
 	return n / (now() - t);
 }
 
-static long long debugfs_value(const char *start, const char *word)
+/* The last value after @word on a line of @dir's "vms" starting with @start, or -1. */
+static long long debugfs_value(const char *dir, const char *start, const char *word)
 {
-	char line[512], *p;
+	char line[512], path[96], *p;
 	long long value = -1;
-	FILE *f = fopen(DEBUGFS "/vms", "r");
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/vms", dir);
+	f = fopen(path, "r");
 
 	if (!f)
 		return -1;
@@ -150,14 +166,15 @@ static long long debugfs_value(const char *start, const char *word)
  * aligned VAs plus @skew: 0 lets every 2 MiB be one large page, 64 KiB
  * makes them 64 KiB pages (16 entries of 4 KiB each, one repeated entry).
  */
-static void bind_gib(struct pagoda_bo *bo, uint64_t skew, const char *what)
+static double bind_gib(struct pagoda_dev *d, const char *debugfs, uint32_t sync,
+		       struct pagoda_bo *bo, uint64_t skew, const char *what)
 {
 	struct drm_pagoda_vm_op ops[16];
 	uint64_t res = 0, base, tables = 0;
 	unsigned int i;
 	double t;
 
-	check("reserve", pagoda_vm_reserve(&dev, &res, GIB + 2 * MIB, 0, 0, 0));
+	check("reserve", pagoda_vm_reserve(d, &res, GIB + 2 * MIB, 0, 0, 0));
 	base = (res + 2 * MIB - 1) / (2 * MIB) * (2 * MIB) + skew;
 	memset(ops, 0, sizeof(ops));
 	for (i = 0; i < 16; i++) {
@@ -168,28 +185,75 @@ static void bind_gib(struct pagoda_bo *bo, uint64_t skew, const char *what)
 		ops[i].va = base + i * 64 * MIB;
 	}
 	t = now();
-	check("bind 1 GiB", pagoda_vm_bind(&dev, ops, 16, out_sync, 0, NULL));
-	check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
+	check("bind 1 GiB", pagoda_vm_bind(d, ops, 16, sync, 0, NULL));
+	check("wait", pagoda_syncobj_wait(d, sync, 0, WAIT_NS));
 	t = now() - t;
 	for (i = 0; i < 4; i++) {
 		char word[8];
 		long long n;
 
 		snprintf(word, sizeof(word), "level%u ", i);
-		n = debugfs_value("  tables", word);
+		n = debugfs_value(debugfs, "  tables", word);
 		tables += n > 0 ? n : 0;
 	}
-	printf("  bind 1 GiB (16 x 64 MiB), %-12s %8.1f ms   (%.0f ns per 4 KiB of VA; %llu KiB of page tables)\n",
+	printf("  bind 1 GiB (16 x 64 MiB), %-18s %8.1f ms   (%.0f ns per 4 KiB of VA; %llu KiB of page tables per GPU)\n",
 	       what, t * 1e3, t * 1e9 / 262144, (unsigned long long)(tables * 4));
 	for (i = 0; i < 16; i++)
-		check("unmap", pagoda_vm_unmap(&dev, ops[i].va, 64 * MIB, 0));
-	check("free", pagoda_vm_free(&dev, res, GIB + 2 * MIB));
+		check("unmap", pagoda_vm_unmap(d, ops[i].va, 64 * MIB, 0));
+	check("free", pagoda_vm_free(d, res, GIB + 2 * MIB));
+	return t;
+}
+
+/*
+ * Binding 1 GiB on the link against on a lone GPU: best of 3 each,
+ * interleaved, in 2 MiB and in 64 KiB pages.
+ */
+static void bench_bind_link(struct pagoda_bo *bo, uint64_t adapters)
+{
+	static const uint64_t skews[] = { 0, 64 * KIB };
+	static const char *const names[] = { "2 MiB pages", "64 KiB pages" };
+	struct pagoda_bo lone_bo;
+	uint32_t lone_sync;
+	char what[32];
+	unsigned int k, run;
+
+	if (!lone.fd) {
+		printf("  (no lone GPU beside the link: no bind comparison)\n");
+		return;
+	}
+	check("syncobj", pagoda_syncobj_create(&lone, &lone_sync));
+	{
+		struct pagoda_bo_desc desc = {
+			.size = 64 * MIB, .segments = SEG(VRAM) | SEG(SYSTEM),
+			.preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
+			.priority = DRM_PAGODA_PRIORITY_NORMAL,
+		};
+
+		check("create", pagoda_bo_create(&lone, &desc, &lone_bo));
+	}
+	for (k = 0; k < 2; k++) {
+		double on_link = 1e9, on_lone = 1e9;
+
+		for (run = 0; run < 3; run++) {
+			snprintf(what, sizeof(what), "%s, %llu GPUs", names[k],
+				 (unsigned long long)adapters);
+			on_link = shorter(on_link, bind_gib(&dev, dev_debugfs, out_sync, bo,
+							    skews[k], what));
+			snprintf(what, sizeof(what), "%s, lone GPU", names[k]);
+			on_lone = shorter(on_lone, bind_gib(&lone, lone_debugfs, lone_sync,
+							    &lone_bo, skews[k], what));
+		}
+		printf("  bind 1 GiB in %s on %llu linked GPUs: %.2fx a lone GPU (best of 3 each)\n",
+		       names[k], (unsigned long long)adapters, on_link / on_lone);
+	}
+	pagoda_bo_free(&lone, &lone_bo);
+	pagoda_syncobj_destroy(&lone, lone_sync);
 }
 
 static void bench_binds(double null_s)
 {
 	static const uint64_t granules[] = { 4 * KIB, 64 * KIB, 2 * MIB };
-	uint64_t res = 0, base;
+	uint64_t res = 0, base, adapters = 1;
 	struct pagoda_bo bo;
 	unsigned int i;
 
@@ -206,8 +270,13 @@ static void bench_binds(double null_s)
 	}
 	check("free", pagoda_vm_free(&dev, res, 18 * 2 * MIB));
 
-	bind_gib(&bo, 0, "2 MiB pages");
-	bind_gib(&bo, 64 * KIB, "64 KiB pages");
+	pagoda_query(&dev, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	if (adapters > 1) {
+		bench_bind_link(&bo, adapters);
+	} else {
+		bind_gib(&dev, dev_debugfs, out_sync, &bo, 0, "2 MiB pages");
+		bind_gib(&dev, dev_debugfs, out_sync, &bo, 64 * KIB, "64 KiB pages");
+	}
 	pagoda_bo_free(&dev, &bo);
 }
 
@@ -496,7 +565,11 @@ static void bench_jobs(double null_s, const struct nvme_baseline *nvme)
 	job_round_trip(ctx, cmd_va);
 	snprintf(seg, sizeof(seg), "%u", DRM_PAGODA_SEGMENT_VRAM);
 	{
-		FILE *f = fopen(DEBUGFS "/evict", "w");
+		char path[96];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/evict", dev_debugfs);
+		f = fopen(path, "w");
 
 		if (f) {
 			fputs(seg, f);
@@ -526,11 +599,6 @@ static uint64_t vram_on(uint32_t adapter, uint64_t size, struct pagoda_bo *bo)
 	check("create", pagoda_bo_create(&dev, &desc, bo));
 	check("map", pagoda_vm_map(&dev, bo->handle, 0, bo->size, 0, &va, 0, 0, 0));
 	return va;
-}
-
-static double shorter(double a, double b)
-{
-	return a < b ? a : b;
 }
 
 /* Seconds of one job copying @size from @src to @dst, best of 5. */
@@ -599,12 +667,122 @@ static void bench_peer(void)
 	pagoda_ctx_destroy(&dev, ctx);
 }
 
+/* Round trip of a no-op job of @first, then one of @second waiting for it: best of 3 x 100. */
+static double chain_round_trip(uint32_t first, uint32_t second, uint64_t cmd_va, uint32_t mid)
+{
+	struct drm_pagoda_sync link = { .handle = mid }, out = { .handle = out_sync };
+	double best = 1e9, t;
+	int run, i;
+
+	for (run = 0; run < 3; run++) {
+		t = now();
+		for (i = 0; i < 100; i++) {
+			check("submit", pagoda_submit(&dev, first, cmd_va, 4, NULL, 0, &link, 1));
+			check("submit", pagoda_submit(&dev, second, cmd_va, 4, &link, 1, &out, 1));
+			check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
+		}
+		best = shorter(best, (now() - t) / 100);
+	}
+	return best;
+}
+
+/*
+ * A linked adapter: a no-op job of the last GPU that waits for a syncobj
+ * of a no-op job of the first GPU, against two contexts of the first GPU
+ * chained the same way.
+ */
+static void bench_chain(void)
+{
+	uint32_t first, same, other, mid;
+	uint64_t adapters = 1, cmd_va = 0;
+	struct pagoda_cmdbuf cb;
+	struct pagoda_bo cmd;
+	double local, cross;
+
+	pagoda_query(&dev, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	if (adapters < 2)
+		return;
+	create(64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, &cmd);
+	check("map", pagoda_bo_map(&dev, &cmd));
+	pagoda_cmdbuf_init(&cb, cmd.map, cmd.size);
+	pagoda_cmd_nop(&cb, 1);
+	check("bind", pagoda_vm_map(&dev, cmd.handle, 0, cmd.size, 0, &cmd_va, 0, 0, 0));
+	check("context", pagoda_ctx_create_on(&dev, 0, DRM_PAGODA_PRIORITY_NORMAL, &first));
+	check("context", pagoda_ctx_create_on(&dev, 0, DRM_PAGODA_PRIORITY_NORMAL, &same));
+	check("context", pagoda_ctx_create_on(&dev, adapters - 1, DRM_PAGODA_PRIORITY_NORMAL,
+					      &other));
+	check("syncobj", pagoda_syncobj_create(&dev, &mid));
+	local = chain_round_trip(first, same, cmd_va, mid);
+	cross = chain_round_trip(first, other, cmd_va, mid);
+	local = shorter(local, chain_round_trip(first, same, cmd_va, mid));
+	cross = shorter(cross, chain_round_trip(first, other, cmd_va, mid));
+	printf("  syncobj chain of 2 no-op jobs, GPU 0 -> GPU 0 %8.1f us\n", local * 1e6);
+	printf("  the same, GPU 0 -> GPU %llu               %8.1f us   (%.2fx)\n",
+	       (unsigned long long)adapters - 1, cross * 1e6, cross / local);
+	pagoda_syncobj_destroy(&dev, mid);
+	pagoda_ctx_destroy(&dev, other);
+	pagoda_ctx_destroy(&dev, same);
+	pagoda_ctx_destroy(&dev, first);
+	pagoda_bo_unmap(&cmd);
+	pagoda_bo_free(&dev, &cmd);
+}
+
+/*
+ * The Pagoda render nodes: the adapter with the most GPUs becomes @dev;
+ * beside a link, a lone GPU becomes @lone. Each gets its debugfs directory
+ * (card minor = render minor - 128). 0 or -ENODEV.
+ */
+static int open_adapters(void)
+{
+	uint64_t most = 0, n;
+	char path[32];
+	int minor, fd;
+
+	for (minor = 128; minor < 144; minor++) {
+		struct pagoda_dev d = { 0 };
+
+		snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (pagoda_open_fd(&d, fd)) {
+			close(fd);
+			continue;
+		}
+		n = 1;
+		pagoda_query(&d, DRM_PAGODA_PARAM_NUM_ADAPTERS, &n);
+		if (n > most) {
+			if (most == 1 && !lone.fd) {
+				lone = dev;
+				strcpy(lone_debugfs, dev_debugfs);
+			} else if (most) {
+				pagoda_close(&dev);
+			}
+			dev = d;
+			most = n;
+			snprintf(dev_debugfs, sizeof(dev_debugfs), "/sys/kernel/debug/dri/%d",
+				 minor - 128);
+		} else if (n == 1 && !lone.fd) {
+			lone = d;
+			snprintf(lone_debugfs, sizeof(lone_debugfs), "/sys/kernel/debug/dri/%d",
+				 minor - 128);
+		} else {
+			pagoda_close(&d);
+		}
+	}
+	if (most < 2 && lone.fd) {
+		pagoda_close(&lone);
+		memset(&lone, 0, sizeof(lone));
+	}
+	return most ? 0 : -ENODEV;
+}
+
 int main(void)
 {
 	struct nvme_baseline nvme;
 	double null_s;
 
-	check("open", pagoda_open(&dev));
+	check("open", open_adapters());
 	check("syncobj", pagoda_syncobj_create(&dev, &out_sync));
 	printf("address spaces and submission (pagoda-vmbench)\n");
 	null_s = null_ioctl();
@@ -619,6 +797,9 @@ int main(void)
 	bench_tiles(null_s);
 	bench_jobs(null_s, &nvme);
 	bench_peer();
+	bench_chain();
+	if (lone.fd)
+		pagoda_close(&lone);
 	pagoda_close(&dev);
 	return 0;
 }

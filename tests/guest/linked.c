@@ -28,9 +28,15 @@
  * of the same shape); a syncobj of a GPU 0 job orders a GPU 1 job behind
  * it; a job of GPU 1 that never ends is stopped by GPU 1's engine reset,
  * its context banned and guilty, while GPU 0's jobs complete untouched.
+ * Read through each GPU's BAR2, the space's root is at one offset with
+ * identical entries on every GPU and the tables below it at the same
+ * offsets, their entries differing only where a GPU reaches the memory as
+ * a peer; so again after each GPU's VRAM was evicted.
  */
 #include <poll.h>
 #include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include <drm_fourcc.h>
 #include <xf86drmMode.h>
@@ -655,6 +661,218 @@ static void check_trees(unsigned int n)
 		 n);
 }
 
+/* Map the whole of BAR2 (CPU-visible VRAM) of @bdf read-only; its size in *@size. */
+static const uint8_t *map_vram(const char *bdf, uint64_t *size)
+{
+	char path[2 * PT_PATH_MAX];
+	struct stat st;
+	void *map;
+	int fd;
+
+	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/resource%d", bdf, PAGODA_BAR_VRAM);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return NULL;
+	}
+	*size = st.st_size;
+	map = mmap(NULL, *size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	return map == MAP_FAILED ? NULL : map;
+}
+
+/* A table walk of one GPU, read through its BAR2: each level's table and the last entry. */
+struct walk {
+	uint64_t table[4];
+	uint64_t entry;
+};
+
+static int walk_va(const uint8_t *vram, uint64_t size, uint64_t root, unsigned int levels,
+		   uint64_t va, struct walk *w)
+{
+	uint64_t table = root, index, entry;
+	unsigned int l;
+
+	for (l = levels - 1;; l--) {
+		index = va >> (12 + 9 * l);
+		if (l != levels - 1)
+			index &= 511;
+		if (table + index * 8 + 8 > size)
+			return -1;
+		w->table[l] = table;
+		entry = *(const volatile uint64_t *)(vram + table + index * 8);
+		if (!(entry & PAGODA_PTE_VALID))
+			return -1;
+		if (!l || entry & PAGODA_PTE_LARGE_PAGE) {
+			w->entry = entry;
+			return 0;
+		}
+		/* the walk reads tables through BAR2: they are in VRAM */
+		if (PAGODA_PTE_SEGMENT(entry) != PAGODA_SEG_VRAM)
+			return -1;
+		table = PAGODA_PTE_ADDR(entry);
+	}
+}
+
+/*
+ * Each GPU's root (debugfs "vms": "  gpu<i>: slot S root E entries at vram 0x..."),
+ * for the one space of this process; 0 when not found.
+ */
+static unsigned int tree_roots(unsigned int n, uint64_t *roots, uint32_t *entries)
+{
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 8], line[256], seg[16];
+	unsigned int found = 0, gpu, slot;
+	unsigned long long off;
+	FILE *f;
+
+	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/vms", dbg);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *p = strstr(line, ": slot ");
+
+		if (!strncmp(line, "  gpu", 5) && p && sscanf(line, "  gpu%u", &gpu) == 1 &&
+		    gpu < n && sscanf(p, ": slot %u root %u entries at %15s 0x%llx", &slot,
+				      &entries[gpu], seg, &off) == 4 && !strcmp(seg, "vram")) {
+			roots[gpu] = off;
+			found++;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The space's tables as the model lays them out on a link, read from each
+ * GPU's VRAM (@vram): the roots at one offset with identical entries
+ * (mirrored), the tables below them at the same offsets on every GPU,
+ * their entries differing where a GPU reaches the memory as a peer
+ * (instanced). @peer is the last GPU's allocation, @local the first's.
+ */
+static void check_mirrored(const struct member *members, unsigned int n, const uint8_t **vram,
+			   const uint64_t *vram_size, const struct pt_buf *peer,
+			   const struct pt_buf *local, const char *when)
+{
+	uint64_t roots[PAGODA_LINK_MAX_ADAPTERS];
+	uint32_t entries[PAGODA_LINK_MAX_ADAPTERS], levels;
+	struct walk wp[PAGODA_LINK_MAX_ADAPTERS] = { 0 }, wl[PAGODA_LINK_MAX_ADAPTERS] = { 0 };
+	unsigned int i, l, same_root = 1, same_tables = 1, walked = 1, flags_ok = 1;
+
+	levels = pt_reg(members[0].mmio, PAGODA_REG_MMU_LEVELS);
+	if (!pt_check(tree_roots(n, roots, entries) == n,
+		      "%s: debugfs vms: a root in VRAM on each of the %u GPUs", when, n))
+		return;
+	for (i = 1; i < n; i++)
+		same_root &= roots[i] == roots[0] && entries[i] == entries[0] &&
+			     roots[0] + entries[0] * 8ull <= vram_size[i] &&
+			     !memcmp(vram[i] + roots[i], vram[0] + roots[0], entries[0] * 8ull);
+	pt_check(same_root,
+		 "%s: the root is at one offset (0x%llx) with identical entries on every GPU (LinkMirrored)",
+		 when, (unsigned long long)roots[0]);
+	for (i = 0; i < n; i++)
+		walked &= !walk_va(vram[i], vram_size[i], roots[i], levels, peer->va, &wp[i]) &&
+			  !walk_va(vram[i], vram_size[i], roots[i], levels, local->va, &wl[i]);
+	if (!pt_check(walked, "%s: the walks to both allocations read through each GPU's VRAM",
+		      when))
+		return;
+	for (i = 1; i < n; i++)
+		for (l = 0; l < levels; l++)
+			same_tables &= wp[i].table[l] == wp[0].table[l] &&
+				       wl[i].table[l] == wl[0].table[l];
+	pt_check(same_tables,
+		 "%s: the tables below the root are at the same offsets on every GPU (LinkInstanced; leaf at 0x%llx)",
+		 when, (unsigned long long)wp[0].table[0]);
+	for (i = 0; i < n; i++) {
+		/* the last GPU's allocation: a peer entry but on that GPU; the first's the reverse */
+		flags_ok &= PAGODA_PTE_ADAPTER(wp[i].entry) == (i == n - 1 ? 0 : n) &&
+			    PAGODA_PTE_ADAPTER(wl[i].entry) == (i == 0 ? 0 : 1) &&
+			    PAGODA_PTE_ADDR(wp[i].entry) == PAGODA_PTE_ADDR(wp[0].entry) &&
+			    PAGODA_PTE_ADDR(wl[i].entry) == PAGODA_PTE_ADDR(wl[0].entry);
+	}
+	pt_check(flags_ok,
+		 "%s: their entries differ only where a GPU reaches the memory as a peer (0x%llx, 0x%llx)",
+		 when, (unsigned long long)wp[0].entry, (unsigned long long)wp[n - 1].entry);
+}
+
+/* Evict GPU @gpu's VRAM (debugfs "evict", "gpu<i>/evict"): 0 or -errno. */
+static int evict_vram(unsigned int gpu)
+{
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 32];
+	int fd, ret;
+
+	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
+		return -ENOENT;
+	if (gpu)
+		snprintf(path, sizeof(path), "%s/gpu%u/evict", dbg, gpu);
+	else
+		snprintf(path, sizeof(path), "%s/evict", dbg);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ret = write(fd, "1", 1) == 1 ? 0 : -errno;
+	close(fd);
+	return ret;
+}
+
+/*
+ * Mirrored root, instanced tables (check_mirrored()), as made, then after
+ * the last GPU's VRAM was evicted (its tables come back where the first
+ * GPU's are), then after the first GPU's (the others follow them).
+ */
+static void test_mirrored_tables(const struct member *members, unsigned int n)
+{
+	static const char *const when[] = {
+		"made", "last GPU's VRAM evicted", "first GPU's VRAM evicted",
+	};
+	struct pt_buf peer = { 0 }, local = { 0 }, cmd = { 0 };
+	const uint8_t *vram[PAGODA_LINK_MAX_ADAPTERS] = { 0 };
+	uint64_t vram_size[PAGODA_LINK_MAX_ADAPTERS];
+	struct pagoda_dev dev;
+	uint32_t ctx0, ctx1;
+	char what[64];
+	unsigned int i, k;
+	int ret;
+
+	if (!pt_check(!pagoda_open(&dev), "open the link's render node"))
+		return;
+	ret = first_gpu_rig(&dev, &ctx0, &local, 256 * KIB, &cmd);
+	if (!ret)
+		ret = pagoda_ctx_create_on(&dev, n - 1, DRM_PAGODA_PRIORITY_NORMAL, &ctx1);
+	if (!ret)
+		ret = peer_buf(&dev, &peer, 256 * KIB, DRM_PAGODA_SEGMENT_VRAM, n - 1, 0, 0);
+	if (!pt_check(!ret, "mirrored tables: allocations on both GPUs (%d)", ret))
+		goto out;
+	for (i = 0; i < n; i++) {
+		vram[i] = map_vram(members[i].bdf, &vram_size[i]);
+		if (!pt_check(vram[i] != NULL, "map BAR2 of %s", members[i].bdf))
+			goto out;
+	}
+	for (k = 0; k < ARRAY_SIZE(when); k++) {
+		if (k)
+			pt_check(!evict_vram(k == 1 ? n - 1 : 0), "%s", when[k]);
+		/* a job on each GPU: the tables are back and every update done */
+		snprintf(what, sizeof(what), "mirrored tables, %s: GPU 0", when[k]);
+		peer_job(&dev, ctx0, &peer, &local, &cmd, what);
+		snprintf(what, sizeof(what), "mirrored tables, %s: the last GPU", when[k]);
+		peer_job(&dev, ctx1, &local, &peer, &cmd, what);
+		snprintf(what, sizeof(what), "mirrored tables, %s", when[k]);
+		check_mirrored(members, n, vram, vram_size, &peer, &local, what);
+	}
+out:
+	for (i = 0; i < n; i++)
+		if (vram[i])
+			munmap((void *)vram[i], vram_size[i]);
+	pt_buf_destroy(&dev, &cmd);
+	pt_buf_destroy(&dev, &local);
+	pt_buf_destroy(&dev, &peer);
+	pagoda_close(&dev);
+}
+
 /*
  * Contexts on the last GPU: CTX_CREATE names the GPU (EINVAL past the
  * link); a job of the last GPU reads and writes the first GPU's
@@ -870,6 +1088,7 @@ int main(void)
 		test_peer(n);
 		test_peer_reset(n);
 		test_second_gpu(n);
+		test_mirrored_tables(members, n);
 		test_second_gpu_hang(n);
 		test_peer_refused(n);
 		unbind_member(members, n, n - 1);
