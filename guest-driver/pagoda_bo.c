@@ -32,6 +32,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_gem_ttm_helper.h>
+#include <drm/drm_gpuvm.h>
 #include <drm/drm_mode.h>
 #include <drm/drm_prime.h>
 #include <drm/drm_print.h>
@@ -90,13 +91,23 @@ static const struct vm_operations_struct pagoda_bo_vm_ops = {
 
 static void pagoda_gem_free(struct drm_gem_object *gem)
 {
-	ttm_bo_put(&gem_to_pagoda_bo(gem)->tbo);
+	struct pagoda_bo *bo = gem_to_pagoda_bo(gem);
+	u32 i;
+
+	/* the other GPUs' instances of a linked allocation go with it */
+	for (i = 1; i < bo->num_instances; i++)
+		if (bo->instances[i])
+			drm_gem_object_put(&bo->instances[i]->tbo.base);
+	ttm_bo_put(&bo->tbo);
 }
 
-/* Whether the CPU may map the allocation: unless it asked never to be. */
+/*
+ * Whether the CPU may map the allocation: unless it asked never to be, or
+ * is LinkMirrored (a CPU write would reach one GPU's instance).
+ */
 static bool pagoda_bo_cpu_mappable(const struct pagoda_bo *bo)
 {
-	return !(bo->flags & DRM_PAGODA_BO_NO_CPU_ACCESS);
+	return !(bo->flags & (DRM_PAGODA_BO_NO_CPU_ACCESS | DRM_PAGODA_BO_LINK_MIRRORED));
 }
 
 static int pagoda_gem_mmap(struct drm_gem_object *gem, struct vm_area_struct *vma)
@@ -208,7 +219,8 @@ static u32 pagoda_bo_mem_type(u32 flags, unsigned int seg)
 
 static void pagoda_bo_set_placements(struct pagoda_bo *bo, u32 preferred, u32 eviction)
 {
-	bool contiguous = bo->flags & (DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY);
+	bool contiguous = bo->flags & (DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY |
+				       DRM_PAGODA_BO_LINK_MIRRORED);
 	unsigned int n = 0, id;
 
 	for (id = 0; id < PAGODA_BO_NUM_SEGMENTS; id++) {
@@ -322,6 +334,28 @@ static void pagoda_bo_aperture_means_system(struct drm_pagoda_gem_create *args)
 		args->eviction_segment = DRM_PAGODA_SEGMENT_SYSTEM;
 }
 
+/*
+ * A LinkInstanced or LinkMirrored allocation is one or the other; neither
+ * is accessed physically or scanned out (those reach one GPU's memory); a
+ * mirrored one may live in a memory segment and is never mapped by the CPU.
+ */
+static int pagoda_bo_check_linked(const struct drm_pagoda_gem_create *args)
+{
+	const u32 linked = DRM_PAGODA_BO_LINK_INSTANCED | DRM_PAGODA_BO_LINK_MIRRORED;
+	const u32 memory = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
+			   DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN);
+
+	if (!(args->flags & linked))
+		return 0;
+	if ((args->flags & linked) == linked ||
+	    args->flags & (DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY))
+		return -EINVAL;
+	if (args->flags & DRM_PAGODA_BO_LINK_MIRRORED &&
+	    (args->flags & DRM_PAGODA_BO_CPU_ACCESS || !(args->segments & memory)))
+		return -EINVAL;
+	return 0;
+}
+
 static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
 {
 	if (args->pad || args->flags & ~DRM_PAGODA_BO_FLAGS || !args->size)
@@ -343,7 +377,7 @@ static int pagoda_bo_check_args(const struct drm_pagoda_gem_create *args)
 	    (args->segments & DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM_HIDDEN) ||
 	     args->eviction_segment == DRM_PAGODA_SEGMENT_VRAM_HIDDEN))
 		return -EINVAL;
-	return 0;
+	return pagoda_bo_check_linked(args);
 }
 
 /**
@@ -698,6 +732,67 @@ int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
 	return ret;
 }
 
+static int pagoda_bo_place_one(struct pagoda_bo *bo, bool preferred,
+			       struct ttm_operation_ctx *ctx)
+{
+	struct ttm_placement one = { .num_placement = 1, .placement = bo->placement.placement };
+	int ret;
+
+	if (bo->tbo.pin_count)
+		ret = pagoda_bo_check_pinned(bo, ctx);
+	else
+		ret = ttm_bo_validate(&bo->tbo, preferred ? &one : &bo->placement, ctx);
+	ret = pagoda_bo_no_room(ret);
+	return ret ?: pagoda_bo_populate(bo, ctx);
+}
+
+/* Validate @bo into system memory alone (a mirrored instance whose first is there). */
+static int pagoda_bo_place_system(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
+{
+	struct ttm_place system = { .mem_type = pagoda_bo_mem_type(bo->flags, PAGODA_SEG_SYSTEM) };
+	struct ttm_placement placement = { .num_placement = 1, .placement = &system };
+	int ret = pagoda_bo_no_room(ttm_bo_validate(&bo->tbo, &placement, ctx));
+
+	return ret ?: pagoda_bo_populate(bo, ctx);
+}
+
+/*
+ * The other GPUs' instances of a linked allocation whose first instance is
+ * placed: each where its GPU prefers (LinkInstanced), or where the first is
+ * (LinkMirrored: the same offset of the same memory segment, evicting what
+ * is there, -ENOSPC when that cannot be had; system memory with the first).
+ */
+static int pagoda_bo_place_instances(struct pagoda_bo *bo, bool preferred,
+				     struct ttm_operation_ctx *ctx)
+{
+	bool mirrored = bo->flags & DRM_PAGODA_BO_LINK_MIRRORED;
+	struct pagoda_bo_at at, got;
+	bool in_memory = false;
+	u32 i;
+	int ret;
+
+	if (mirrored)
+		in_memory = pagoda_bo_where(bo, &at);
+	for (i = 1; i < bo->num_instances; i++) {
+		struct pagoda_bo *instance = bo->instances[i];
+
+		if (mirrored && !in_memory) {
+			ret = pagoda_bo_place_system(instance, ctx);
+		} else {
+			if (mirrored)
+				pagoda_bo_prefer_at(instance, &at);
+			ret = pagoda_bo_place_one(instance, preferred || mirrored, ctx);
+		}
+		if (ret)
+			return ret;
+		if (mirrored && in_memory &&
+		    (!pagoda_bo_where(instance, &got) || got.seg != at.seg ||
+		     got.offset != at.offset))
+			return -ENOSPC;
+	}
+	return 0;
+}
+
 /**
  * pagoda_bo_place_step - one step of pagoda_bo_place()
  * @bo: the allocation, reserved
@@ -713,15 +808,9 @@ int pagoda_bo_place(struct pagoda_bo *bo, struct ttm_operation_ctx *ctx)
  */
 int pagoda_bo_place_step(struct pagoda_bo *bo, bool preferred, struct ttm_operation_ctx *ctx)
 {
-	struct ttm_placement one = { .num_placement = 1, .placement = bo->placement.placement };
-	int ret;
+	int ret = pagoda_bo_place_one(bo, preferred, ctx);
 
-	if (bo->tbo.pin_count)
-		ret = pagoda_bo_check_pinned(bo, ctx);
-	else
-		ret = ttm_bo_validate(&bo->tbo, preferred ? &one : &bo->placement, ctx);
-	ret = pagoda_bo_no_room(ret);
-	return ret ?: pagoda_bo_populate(bo, ctx);
+	return ret ?: pagoda_bo_place_instances(bo, preferred, ctx);
 }
 
 /*
@@ -976,6 +1065,69 @@ static struct pagoda_bo *pagoda_bo_create_user(struct pagoda_device *pgdev,
 	return bo;
 }
 
+/*
+ * A LinkInstanced or LinkMirrored allocation, placed: the first GPU's
+ * instance is the user's object, the others the driver's. All share one
+ * reservation (of an object of its own that each holds, so that it
+ * outlives whichever goes last); the first holds the others. A mirrored
+ * one's instances are made where the first is, or it fails with -ENOSPC.
+ */
+static struct pagoda_bo *pagoda_bo_create_linked(struct pagoda_link *link,
+						 const struct drm_pagoda_gem_create *args, u64 size)
+{
+	struct ttm_operation_ctx ctx = { .interruptible = true };
+	struct drm_gem_object *resv_obj;
+	struct pagoda_bo *bo = NULL;
+	struct pagoda_bo_at at;
+	int ret, idx;
+	u32 i;
+
+	if (!drm_dev_enter(&link->drm, &idx))
+		return ERR_PTR(-ENODEV);
+	/* new allocations are cleared by the paging engines: not during a reset */
+	ret = pagoda_link_resets_read_lock(link);
+	if (ret)
+		goto out_exit;
+	resv_obj = drm_gpuvm_resv_object_alloc(&link->drm);
+	if (!resv_obj) {
+		ret = -ENOMEM;
+		goto out_unlock;
+	}
+	dma_resv_lock(resv_obj->resv, NULL);
+	for (i = 0; i < link->num_gpus; i++) {
+		bool mirror = args->flags & DRM_PAGODA_BO_LINK_MIRRORED && bo &&
+			      pagoda_bo_where(bo, &at);
+		struct pagoda_bo *instance;
+
+		instance = pagoda_bo_create(link->gpu[i], args, size, resv_obj->resv, true, NULL,
+					    mirror ? &at : NULL);
+		if (IS_ERR(instance)) {
+			ret = pagoda_bo_no_room(PTR_ERR(instance));
+			break;
+		}
+		drm_gem_object_get(resv_obj);
+		instance->resv_owner = resv_obj;
+		if (!bo) {
+			bo = instance;
+			bo->num_instances = link->num_gpus;
+		} else {
+			instance->primary = bo;
+		}
+		bo->instances[i] = instance;
+	}
+	if (!ret)
+		ret = pagoda_bo_place_instances(bo, true, &ctx);
+	dma_resv_unlock(resv_obj->resv);
+	drm_gem_object_put(resv_obj);
+	if (ret && bo)
+		drm_gem_object_put(&bo->tbo.base);
+out_unlock:
+	pagoda_link_resets_read_unlock(link);
+out_exit:
+	drm_dev_exit(idx);
+	return ret ? ERR_PTR(ret) : bo;
+}
+
 /**
  * pagoda_ioctl_gem_create - DRM_IOCTL_PAGODA_GEM_CREATE
  * @drm: the DRM device
@@ -992,6 +1144,7 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 	struct pagoda_link *link = to_pagoda_link(drm);
 	struct pagoda_device *pgdev;
 	struct pagoda_bo *bo;
+	bool linked;
 	u64 size;
 	int ret;
 
@@ -1001,18 +1154,23 @@ int pagoda_ioctl_gem_create(struct drm_device *drm, void *data, struct drm_file 
 		return ret;
 	if (req.adapter >= link->num_gpus)
 		return -EINVAL;
+	linked = req.flags & (DRM_PAGODA_BO_LINK_INSTANCED | DRM_PAGODA_BO_LINK_MIRRORED);
+	/* an instance on every GPU: of a link, and named by no one GPU */
+	if (linked && (link->num_gpus < 2 || req.adapter))
+		return -EINVAL;
 	pgdev = link->gpu[req.adapter];
 	size = pagoda_bo_round_size(pgdev, req.size, req.segments, req.flags);
 	if (!size)
 		return -EINVAL;
 
-	bo = pagoda_bo_create_user(pgdev, &req, size);
+	bo = linked ? pagoda_bo_create_linked(link, &req, size) :
+		      pagoda_bo_create_user(pgdev, &req, size);
 	/*
 	 * No room: allocations freed a moment ago may still wait in TTM's
 	 * delayed destroy (busy when their last reference went, or their
 	 * reservation held then); let it return their memory, and try again.
 	 */
-	if (bo == ERR_PTR(-ENOMEM)) {
+	if (bo == ERR_PTR(-ENOMEM) && !linked) {
 		flush_workqueue(pgdev->bdev.wq);
 		bo = pagoda_bo_create_user(pgdev, &req, size);
 	}

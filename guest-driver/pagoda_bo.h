@@ -48,6 +48,12 @@ struct pagoda_pt_chunk;
  * @phys_last_use: &pagoda_device.phys_clock when a physical-mode
  *	submission last paged it in, under its reservation (read without it
  *	to order victims, pagoda_phys.c)
+ * @instances: a LinkInstanced or LinkMirrored allocation's instance on
+ *	each GPU of the link, by position: [0] is itself (the user's object),
+ *	the others the driver's, sharing its reservation, referenced by it
+ * @num_instances: entries of @instances; 0 for an allocation of one GPU
+ * @primary: for another GPU's instance, the first GPU's (not referenced:
+ *	it holds this one)
  * @host_aperture_slots: while in hidden VRAM, the host aperture slot
  *	showing each page the CPU touched (page index, in segment pages, to
  *	xa_mk_value(slot)); under &pagoda_host_aperture.lock
@@ -67,6 +73,9 @@ struct pagoda_bo {
 	struct mutex gpuva_lock; /* see @gpuva_lock above */
 	u64 phys_last_use;
 	struct xarray host_aperture_slots;
+	struct pagoda_bo *instances[PAGODA_LINK_MAX_ADAPTERS];
+	u32 num_instances;
+	struct pagoda_bo *primary;
 	u32 flags;
 	u32 segments;
 	struct ttm_place places[PAGODA_NUM_SEGMENTS];
@@ -152,6 +161,15 @@ struct pagoda_bo_at {
 	u32 seg;
 	u64 offset;
 };
+
+/*
+ * The instance of @bo on the GPU at position @adapter of its link: @bo
+ * itself unless it is LinkInstanced or LinkMirrored.
+ */
+static inline struct pagoda_bo *pagoda_bo_instance(struct pagoda_bo *bo, u32 adapter)
+{
+	return bo->num_instances ? bo->instances[adapter] : bo;
+}
 
 void pagoda_bo_prefer_at(struct pagoda_bo *bo, const struct pagoda_bo_at *at);
 bool pagoda_bo_where(struct pagoda_bo *bo, struct pagoda_bo_at *at);

@@ -137,6 +137,9 @@ static void pagoda_debugfs_bo(struct seq_file *m, struct pagoda_bo *bo)
 		   pagoda_bo_device(bo)->link_index, tbo->base.size, bo->segments, bo->flags,
 		   bo->priority,
 		   READ_ONCE(bo->madv) == DRM_PAGODA_MADV_DONTNEED ? " dontneed" : "");
+	/* a linked allocation's instances name the first GPU's */
+	if (bo->num_instances || bo->primary)
+		seq_printf(m, " instance of %p", bo->primary ?: bo);
 	if (!dma_resv_trylock(tbo->base.resv)) {
 		seq_puts(m, " busy\n");
 		return;

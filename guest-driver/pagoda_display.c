@@ -219,7 +219,10 @@ void pagoda_display_vblank(struct pagoda_device *pgdev)
  */
 static bool pagoda_fb_local(struct pagoda_display *disp, const struct drm_framebuffer *fb)
 {
-	return !fb || pagoda_bo_device(gem_to_pagoda_bo(fb->obj[0])) == display_to_pagoda(disp);
+	struct pagoda_bo *bo = fb ? gem_to_pagoda_bo(fb->obj[0]) : NULL;
+
+	/* nor the instances of a linked allocation: one GPU's memory each */
+	return !bo || (pagoda_bo_device(bo) == display_to_pagoda(disp) && !bo->num_instances);
 }
 
 static int pagoda_plane_atomic_check(struct drm_plane *plane, struct drm_atomic_state *state)

@@ -135,6 +135,18 @@ static u64 pt_peer_flags(const struct pagoda_pt_tree *tree, struct pagoda_bo *bo
 	return PAGODA_PTE_PEER(home->link_index);
 }
 
+/*
+ * What @tree's entries of a mapping of @bo name: @bo, or of a linked
+ * allocation the instance the mapping chose (&pagoda_vma.instance).
+ */
+static struct pagoda_bo *pt_tree_bo(const struct pagoda_pt_tree *tree, struct pagoda_bo *bo,
+				    u32 instance)
+{
+	if (!bo)
+		return NULL;
+	return pagoda_bo_instance(bo, instance ? instance - 1 : tree->gpu->adapter);
+}
+
 static u64 pt_pte(u64 paddr, u64 flags)
 {
 	return PAGODA_PTE_MAKE(PAGODA_PADDR_SEG(paddr), PAGODA_PADDR_OFFSET(paddr),
@@ -190,7 +202,7 @@ static struct pagoda_pt_chunk *pagoda_pt_twin(struct pagoda_vm *vm, u32 seq)
  * is, when that is one piece of VRAM or hidden VRAM. Return: @at, or NULL.
  */
 static const struct pagoda_bo_at *pagoda_pt_twin_at(struct pagoda_pt_chunk *twin,
-						     struct pagoda_bo_at *at)
+						    struct pagoda_bo_at *at)
 {
 	return twin && pagoda_bo_where(twin->bo, at) ? at : NULL;
 }
@@ -574,6 +586,7 @@ static int pt_tree_alloc_range(struct pagoda_pt_tree *tree, u64 va, u64 size, st
  * @bo: the allocation it maps, placed where it will be mapped; NULL for
  *	zero pages
  * @offset: byte offset in @bo of the page at @va
+ * @instance: of a linked allocation, the instance mapped (&pagoda_vma.instance)
  * @leaf64: the range is in a tiled reservation: its leaf tables are LEAF64
  *	ones and it has no 2 MiB page
  *
@@ -586,13 +599,14 @@ static int pt_tree_alloc_range(struct pagoda_pt_tree *tree, u64 va, u64 size, st
  * Return: 0 or a negative errno; tables made before a failure stay.
  */
 int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
-			  u64 offset, bool leaf64)
+			  u64 offset, u32 instance, bool leaf64)
 {
 	struct pagoda_pt_tree *tree;
 	int ret;
 
 	pagoda_vm_for_each_tree(vm, tree) {
-		ret = pt_tree_alloc_range(tree, va, size, bo, offset, leaf64);
+		ret = pt_tree_alloc_range(tree, va, size, pt_tree_bo(tree, bo, instance), offset,
+					  leaf64);
 		if (ret)
 			return ret;
 	}
@@ -967,6 +981,8 @@ static int pt_tree_map(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *
  * @offset: byte offset in @bo of the page at @va
  * @pte_flags: PAGODA_PTE_READ_ONLY, PAGODA_PTE_NO_EXECUTE (and
  *	PAGODA_PTE_ZERO, implied without @bo)
+ * @instance: of a linked allocation, the instance each GPU's entries name
+ *	(&pagoda_vma.instance)
  * @rewrite: the range is mapped already: its entries get new addresses
  *
  * Each GPU's tree gets its entries: another GPU's memory it reaches as a
@@ -975,14 +991,14 @@ static int pt_tree_map(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *
  * Return: 0 or a negative errno from the batch.
  */
 int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
-		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite)
+		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, u32 instance, bool rewrite)
 {
 	struct pagoda_pt_tree *tree;
 	int ret;
 
 	pagoda_vm_for_each_tree(vm, tree) {
-		ret = pt_tree_map(tree, &update->batch[tree - vm->pt], va, size, bo, offset,
-				  pte_flags, rewrite);
+		ret = pt_tree_map(tree, &update->batch[tree - vm->pt], va, size,
+				  pt_tree_bo(tree, bo, instance), offset, pte_flags, rewrite);
 		if (ret)
 			return ret;
 	}

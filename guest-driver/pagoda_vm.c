@@ -86,6 +86,7 @@ struct pagoda_vm_op_ctx {
 	struct pagoda_vm_update *update;
 	struct drm_gpuvm_bo *vm_bo;
 	u64 pte_flags;
+	u32 instance;
 	bool remapping;
 	struct pagoda_vma *prealloc[PAGODA_VM_PREALLOC];
 	struct list_head released;
@@ -229,11 +230,12 @@ static int pagoda_vm_step_map(struct drm_gpuva_op *op, void *priv)
 		return -EINVAL;
 	ret = pagoda_pt_map(vm, op_ctx->update, op->map.va.addr, op->map.va.range,
 			    obj ? gem_to_pagoda_bo(obj) : NULL, op->map.gem.offset,
-			    op_ctx->pte_flags, false);
+			    op_ctx->pte_flags, op_ctx->instance, false);
 	if (ret) {
 		kmem_cache_free(pagoda_vma_cache, vma);
 		return ret;
 	}
+	vma->instance = op_ctx->instance;
 	drm_gpuva_map(&vm->gpuvm, &vma->base, &op->map);
 	pagoda_vma_link(vma, op_ctx->vm_bo);
 	return 0;
@@ -261,10 +263,14 @@ static int pagoda_vm_step_remap(struct drm_gpuva_op *op, void *priv)
 	if (WARN_ON((op->remap.prev && !prev) || (op->remap.next && !next)))
 		return -EINVAL;
 	drm_gpuva_remap(prev ? &prev->base : NULL, next ? &next->base : NULL, &op->remap);
-	if (prev)
+	if (prev) {
+		prev->instance = old->instance;
 		pagoda_vma_link(prev, old->base.vm_bo);
-	if (next)
+	}
+	if (next) {
+		next->instance = old->instance;
 		pagoda_vma_link(next, old->base.vm_bo);
+	}
 	list_add_tail(&old->link, &op_ctx->released);
 	return 0;
 }
@@ -477,10 +483,14 @@ void pagoda_vm_destroy(struct pagoda_vm *vm)
  *
  * Called from TTM's move and swap callbacks: every address space mapping
  * it rewrites its entries before its next job (pagoda_vm_prepare_job()).
+ * Another GPU's instance of a linked allocation is mapped as the first's.
  */
 void pagoda_vm_bo_moved(struct pagoda_bo *bo)
 {
 	struct drm_gpuvm_bo *vm_bo;
+
+	if (bo->primary)
+		bo = bo->primary;
 
 	mutex_lock(&bo->gpuva_lock);
 	drm_gem_for_each_gpuvm_bo(vm_bo, &bo->tbo.base)
@@ -705,7 +715,7 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 
 			ret = pagoda_pt_alloc_range(vm, va->va.addr, va->va.range,
 						    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset,
-						    leaf64);
+						    to_pagoda_vma(va)->instance, leaf64);
 			if (ret) {
 				pagoda_pt_put_spares(vm);
 				return ret;
@@ -718,9 +728,11 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 		struct drm_gpuva *va;
 
 		drm_gpuvm_bo_for_each_va(va, vm_bo) {
+			struct pagoda_vma *vma = to_pagoda_vma(va);
+
 			ret = pagoda_pt_map(vm, &update, va->va.addr, va->va.range,
 					    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset,
-					    to_pagoda_vma(va)->pte_flags, true);
+					    vma->pte_flags, vma->instance, true);
 			if (ret)
 				break;
 		}
@@ -974,9 +986,10 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 
 	op_ctx.pte_flags = (op->flags & DRM_PAGODA_VM_READ_ONLY ? PAGODA_PTE_READ_ONLY : 0) |
 			   (op->flags & DRM_PAGODA_VM_NO_EXECUTE ? PAGODA_PTE_NO_EXECUTE : 0);
+	op_ctx.instance = op->instance;
 	if (!obj) {
 		op_ctx.pte_flags |= PAGODA_PTE_ZERO;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0, bind->leaf64);
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0, 0, bind->leaf64);
 		return ret ?: pagoda_vm_update(bind, &op_ctx, op->va, op->size, NULL, 0);
 	}
 
@@ -985,7 +998,8 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 	ret = bind->placed == bo ? 0 : pagoda_vm_place(vm, bo);
 	if (!ret) {
 		bind->placed = bo;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset, bind->leaf64);
+		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset, op->instance,
+					    bind->leaf64);
 	}
 	if (ret) {
 		pagoda_pt_put_spares(vm);
@@ -1097,6 +1111,7 @@ static int pagoda_vm_map_like(struct pagoda_vm_bind *bind, u64 src, u64 size, u6
 		parts[n].va = start;
 		parts[n].size = min(end, va->va.addr + va->va.range) - start;
 		parts[n].offset = va->gem.obj ? va->gem.offset + start - va->va.addr : 0;
+		parts[n].instance = to_pagoda_vma(va)->instance;
 		objs[n] = va->gem.obj;
 		/* the mapping holds it only until it is replaced */
 		if (objs[n])
@@ -1230,7 +1245,11 @@ static int pagoda_vm_check_op(struct pagoda_vm *vm, const struct drm_pagoda_vm_o
 	default:
 		return -EINVAL;
 	}
-	if (op->pad || op->flags & ~allowed || !op->size || !IS_ALIGNED(op->size, align))
+	if (op->flags & ~allowed || !op->size || !IS_ALIGNED(op->size, align))
+		return -EINVAL;
+	/* which GPU's instance: only a MAP of an allocation says */
+	if (op->instance && (op->op != DRM_PAGODA_VM_OP_MAP || op->flags & DRM_PAGODA_VM_ZERO ||
+			     op->instance > vm->num_pt))
 		return -EINVAL;
 	if (op->op == DRM_PAGODA_VM_OP_MAP && !(op->flags & DRM_PAGODA_VM_ZERO)) {
 		if (!op->handle || !IS_ALIGNED(op->offset, DRM_PAGODA_VA_PAGE))
@@ -1308,6 +1327,9 @@ static int pagoda_vm_lookup_objs(struct drm_file *file, struct pagoda_vm *vm,
 		if (op->offset > objs[i]->size || op->size > objs[i]->size - op->offset)
 			return -EINVAL;
 		if (!pagoda_vm_map_aligned(op, gem_to_pagoda_bo(objs[i])))
+			return -EINVAL;
+		/* instances are a linked allocation's */
+		if (op->instance && !gem_to_pagoda_bo(objs[i])->num_instances)
 			return -EINVAL;
 	}
 	return 0;

@@ -278,11 +278,14 @@ struct pagoda_va_reservation {
  * struct pagoda_vma - a mapping
  * @base: range, allocation and offset (no allocation for a zero mapping)
  * @pte_flags: PAGODA_PTE_* protections of its pages
+ * @instance: of a linked allocation, which GPU's instance each GPU's
+ *	entries name (&drm_pagoda_vm_op.instance: 0 its own, i + 1 GPU i's)
  * @link: in a list of mappings being released
  */
 struct pagoda_vma {
 	struct drm_gpuva base;
 	u64 pte_flags;
+	u32 instance;
 	struct list_head link;
 };
 
@@ -387,11 +390,11 @@ static inline struct pagoda_vm *to_pagoda_vm(struct drm_gpuvm *gpuvm)
 void pagoda_pt_init(struct pagoda_vm *vm);
 void pagoda_pt_fini(struct pagoda_vm *vm);
 int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
-			  u64 offset, bool leaf64);
+			  u64 offset, u32 instance, bool leaf64);
 int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size);
 void pagoda_pt_put_spares(struct pagoda_vm *vm);
 int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
-		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, bool rewrite);
+		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, u32 instance, bool rewrite);
 int pagoda_pt_clear(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
 		    bool keep);
 int pagoda_pt_resize_root(struct pagoda_vm *vm, u64 extent);

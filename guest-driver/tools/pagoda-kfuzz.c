@@ -319,7 +319,7 @@ static void vm_op(struct state *st, const uint64_t *a, struct drm_pagoda_vm_op *
 	memset(op, 0, sizeof(*op));
 	op->op = a[0] & 0xff;
 	op->flags = (a[0] >> 8) & 0xff;
-	op->pad = a[0] >> 16;
+	op->instance = a[0] >> 16;
 	op->handle = ref(&st->bo, a[1], &bo_size);
 	op->va = ref(&st->va, a[2], &va_size);
 	switch (op->op) {
@@ -869,7 +869,8 @@ static void gen_call_of(struct call *c, int kind)
 		c->a[k] = below(REF_LIMIT);
 	switch (c->kind) {
 	case K_GEM_CREATE:
-		c->a[1] = below(4) ? below(2) * DRM_PAGODA_BO_PHYSICAL : below(32);
+		/* now and then LinkInstanced or LinkMirrored (a link's only) */
+		c->a[1] = below(4) ? below(2) * DRM_PAGODA_BO_PHYSICAL : below(128);
 		c->a[2] = below(7) + 1;
 		c->a[3] = __builtin_ctz(c->a[2]) + (below(8) ? 0 : 1);
 		c->a[4] = below(3);

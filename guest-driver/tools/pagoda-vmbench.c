@@ -58,10 +58,14 @@
 #define NVME_DEPTH	32
 #define NVME_READS	4096
 
-/* The adapter with the most GPUs; a lone GPU beside a link, if there is one. */
-static struct pagoda_dev dev, lone;
-static char dev_debugfs[64], lone_debugfs[64];
-static uint32_t out_sync;
+/*
+ * The GPU the benchmarks run on: a lone one, or the only adapter; and a
+ * linked adapter beside it, if there is one (peer copies, cross-GPU
+ * chains, binds on a link against on the lone GPU).
+ */
+static struct pagoda_dev dev, linked;
+static char dev_debugfs[64], link_debugfs[64];
+static uint32_t out_sync, link_sync;
 
 /* The NVMe baseline of this run: 0 when the guest has no NVMe controller. */
 struct nvme_baseline {
@@ -90,14 +94,20 @@ static void check(const char *what, int ret)
 	}
 }
 
-static void create(uint64_t size, uint32_t segments, uint32_t preferred, struct pagoda_bo *bo)
+static void create_on(struct pagoda_dev *d, uint64_t size, uint32_t segments, uint32_t preferred,
+		      struct pagoda_bo *bo)
 {
 	struct pagoda_bo_desc desc = {
 		.size = size, .segments = segments, .preferred_segment = preferred,
 		.priority = DRM_PAGODA_PRIORITY_NORMAL,
 	};
 
-	check("create", pagoda_bo_create(&dev, &desc, bo));
+	check("create", pagoda_bo_create(d, &desc, bo));
+}
+
+static void create(uint64_t size, uint32_t segments, uint32_t preferred, struct pagoda_bo *bo)
+{
+	create_on(&dev, size, segments, preferred, bo);
 }
 
 /* Seconds per null ioctl, best of 3 runs of 2000. */
@@ -208,52 +218,46 @@ static double bind_gib(struct pagoda_dev *d, const char *debugfs, uint32_t sync,
  * Binding 1 GiB on the link against on a lone GPU: best of 3 each,
  * interleaved, in 2 MiB and in 64 KiB pages.
  */
-static void bench_bind_link(struct pagoda_bo *bo, uint64_t adapters)
+static void bench_bind_link(struct pagoda_bo *bo)
 {
 	static const uint64_t skews[] = { 0, 64 * KIB };
 	static const char *const names[] = { "2 MiB pages", "64 KiB pages" };
-	struct pagoda_bo lone_bo;
-	uint32_t lone_sync;
+	struct pagoda_bo_desc desc = {
+		.size = 64 * MIB, .segments = SEG(VRAM) | SEG(SYSTEM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_VRAM, .priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	uint64_t adapters = 1;
+	struct pagoda_bo link_bo;
 	char what[32];
 	unsigned int k, run;
 
-	if (!lone.fd) {
-		printf("  (no lone GPU beside the link: no bind comparison)\n");
+	if (!linked.fd || !strcmp(link_debugfs, dev_debugfs)) {
+		printf("  (no lone GPU beside a link: no bind comparison)\n");
 		return;
 	}
-	check("syncobj", pagoda_syncobj_create(&lone, &lone_sync));
-	{
-		struct pagoda_bo_desc desc = {
-			.size = 64 * MIB, .segments = SEG(VRAM) | SEG(SYSTEM),
-			.preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
-			.priority = DRM_PAGODA_PRIORITY_NORMAL,
-		};
-
-		check("create", pagoda_bo_create(&lone, &desc, &lone_bo));
-	}
+	pagoda_query(&linked, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	check("create", pagoda_bo_create(&linked, &desc, &link_bo));
 	for (k = 0; k < 2; k++) {
 		double on_link = 1e9, on_lone = 1e9;
 
 		for (run = 0; run < 3; run++) {
 			snprintf(what, sizeof(what), "%s, %llu GPUs", names[k],
 				 (unsigned long long)adapters);
-			on_link = shorter(on_link, bind_gib(&dev, dev_debugfs, out_sync, bo,
-							    skews[k], what));
-			snprintf(what, sizeof(what), "%s, lone GPU", names[k]);
-			on_lone = shorter(on_lone, bind_gib(&lone, lone_debugfs, lone_sync,
-							    &lone_bo, skews[k], what));
+			on_link = shorter(on_link, bind_gib(&linked, link_debugfs, link_sync,
+							    &link_bo, skews[k], what));
+			on_lone = shorter(on_lone, bind_gib(&dev, dev_debugfs, out_sync, bo,
+							    skews[k], names[k]));
 		}
-		printf("  bind 1 GiB in %s on %llu linked GPUs: %.2fx a lone GPU (best of 3 each)\n",
+		printf("  bind 1 GiB in %s on %llu linked GPUs: %.2fx the lone GPU (best of 3 each)\n",
 		       names[k], (unsigned long long)adapters, on_link / on_lone);
 	}
-	pagoda_bo_free(&lone, &lone_bo);
-	pagoda_syncobj_destroy(&lone, lone_sync);
+	pagoda_bo_free(&linked, &link_bo);
 }
 
 static void bench_binds(double null_s)
 {
 	static const uint64_t granules[] = { 4 * KIB, 64 * KIB, 2 * MIB };
-	uint64_t res = 0, base, adapters = 1;
+	uint64_t res = 0, base;
 	struct pagoda_bo bo;
 	unsigned int i;
 
@@ -270,13 +274,9 @@ static void bench_binds(double null_s)
 	}
 	check("free", pagoda_vm_free(&dev, res, 18 * 2 * MIB));
 
-	pagoda_query(&dev, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
-	if (adapters > 1) {
-		bench_bind_link(&bo, adapters);
-	} else {
-		bind_gib(&dev, dev_debugfs, out_sync, &bo, 0, "2 MiB pages");
-		bind_gib(&dev, dev_debugfs, out_sync, &bo, 64 * KIB, "64 KiB pages");
-	}
+	bind_gib(&dev, dev_debugfs, out_sync, &bo, 0, "2 MiB pages");
+	bind_gib(&dev, dev_debugfs, out_sync, &bo, 64 * KIB, "64 KiB pages");
+	bench_bind_link(&bo);
 	pagoda_bo_free(&dev, &bo);
 }
 
@@ -596,8 +596,8 @@ static uint64_t vram_on(uint32_t adapter, uint64_t size, struct pagoda_bo *bo)
 	};
 	uint64_t va = 0;
 
-	check("create", pagoda_bo_create(&dev, &desc, bo));
-	check("map", pagoda_vm_map(&dev, bo->handle, 0, bo->size, 0, &va, 0, 0, 0));
+	check("create", pagoda_bo_create(&linked, &desc, bo));
+	check("map", pagoda_vm_map(&linked, bo->handle, 0, bo->size, 0, &va, 0, 0, 0));
 	return va;
 }
 
@@ -605,7 +605,7 @@ static uint64_t vram_on(uint32_t adapter, uint64_t size, struct pagoda_bo *bo)
 static double copy_job(uint32_t ctx, struct pagoda_cmdbuf *cb, uint64_t cmd_va, uint64_t src,
 		       uint64_t dst, uint64_t size)
 {
-	struct drm_pagoda_sync out = { .handle = out_sync };
+	struct drm_pagoda_sync out = { .handle = link_sync };
 	double best = 1e9, t;
 	int run;
 
@@ -613,8 +613,8 @@ static double copy_job(uint32_t ctx, struct pagoda_cmdbuf *cb, uint64_t cmd_va, 
 	pagoda_cmd_copy(cb, src, dst, size);
 	for (run = 0; run < 5; run++) {
 		t = now();
-		check("submit", pagoda_submit(&dev, ctx, cmd_va, cb->used_bytes, NULL, 0, &out, 1));
-		check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
+		check("submit", pagoda_submit(&linked, ctx, cmd_va, cb->used_bytes, NULL, 0, &out, 1));
+		check("wait", pagoda_syncobj_wait(&linked, link_sync, 0, WAIT_NS));
 		t = now() - t;
 		best = t < best ? t : best;
 	}
@@ -634,15 +634,15 @@ static void bench_peer(void)
 	struct pagoda_cmdbuf cb;
 	uint32_t ctx;
 
-	pagoda_query(&dev, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
-	if (adapters < 2) {
-		printf("  (one GPU: no peer copy)\n");
+	if (!linked.fd) {
+		printf("  (no linked adapter: no peer copy)\n");
 		return;
 	}
-	check("context", pagoda_ctx_create(&dev, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
-	create(64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, &cmd);
-	check("map", pagoda_bo_map(&dev, &cmd));
-	check("bind", pagoda_vm_map(&dev, cmd.handle, 0, cmd.size, 0, &cmd_va, 0, 0, 0));
+	pagoda_query(&linked, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	check("context", pagoda_ctx_create(&linked, DRM_PAGODA_PRIORITY_NORMAL, &ctx));
+	create_on(&linked, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, &cmd);
+	check("map", pagoda_bo_map(&linked, &cmd));
+	check("bind", pagoda_vm_map(&linked, cmd.handle, 0, cmd.size, 0, &cmd_va, 0, 0, 0));
 	pagoda_cmdbuf_init(&cb, cmd.map, cmd.size);
 	a_va = vram_on(0, PEER_COPY, &a);
 	b_va = vram_on(0, PEER_COPY, &b);
@@ -659,27 +659,27 @@ static void bench_peer(void)
 	       (unsigned long long)adapters - 1, PEER_COPY / from_peer / 1e6, local / from_peer);
 	printf("  the same into GPU %llu's VRAM (peer)   %8.0f MB/s   (%.2fx local)\n",
 	       (unsigned long long)adapters - 1, PEER_COPY / to_peer / 1e6, local / to_peer);
-	pagoda_bo_free(&dev, &peer);
-	pagoda_bo_free(&dev, &b);
-	pagoda_bo_free(&dev, &a);
+	pagoda_bo_free(&linked, &peer);
+	pagoda_bo_free(&linked, &b);
+	pagoda_bo_free(&linked, &a);
 	pagoda_bo_unmap(&cmd);
-	pagoda_bo_free(&dev, &cmd);
-	pagoda_ctx_destroy(&dev, ctx);
+	pagoda_bo_free(&linked, &cmd);
+	pagoda_ctx_destroy(&linked, ctx);
 }
 
 /* Round trip of a no-op job of @first, then one of @second waiting for it: best of 3 x 100. */
 static double chain_round_trip(uint32_t first, uint32_t second, uint64_t cmd_va, uint32_t mid)
 {
-	struct drm_pagoda_sync link = { .handle = mid }, out = { .handle = out_sync };
+	struct drm_pagoda_sync chain = { .handle = mid }, out = { .handle = link_sync };
 	double best = 1e9, t;
 	int run, i;
 
 	for (run = 0; run < 3; run++) {
 		t = now();
 		for (i = 0; i < 100; i++) {
-			check("submit", pagoda_submit(&dev, first, cmd_va, 4, NULL, 0, &link, 1));
-			check("submit", pagoda_submit(&dev, second, cmd_va, 4, &link, 1, &out, 1));
-			check("wait", pagoda_syncobj_wait(&dev, out_sync, 0, WAIT_NS));
+			check("submit", pagoda_submit(&linked, first, cmd_va, 4, NULL, 0, &chain, 1));
+			check("submit", pagoda_submit(&linked, second, cmd_va, 4, &chain, 1, &out, 1));
+			check("wait", pagoda_syncobj_wait(&linked, link_sync, 0, WAIT_NS));
 		}
 		best = shorter(best, (now() - t) / 100);
 	}
@@ -699,19 +699,19 @@ static void bench_chain(void)
 	struct pagoda_bo cmd;
 	double local, cross;
 
-	pagoda_query(&dev, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
-	if (adapters < 2)
+	if (!linked.fd)
 		return;
-	create(64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, &cmd);
-	check("map", pagoda_bo_map(&dev, &cmd));
+	pagoda_query(&linked, DRM_PAGODA_PARAM_NUM_ADAPTERS, &adapters);
+	create_on(&linked, 64 * KIB, SEG(SYSTEM), DRM_PAGODA_SEGMENT_SYSTEM, &cmd);
+	check("map", pagoda_bo_map(&linked, &cmd));
 	pagoda_cmdbuf_init(&cb, cmd.map, cmd.size);
 	pagoda_cmd_nop(&cb, 1);
-	check("bind", pagoda_vm_map(&dev, cmd.handle, 0, cmd.size, 0, &cmd_va, 0, 0, 0));
-	check("context", pagoda_ctx_create_on(&dev, 0, DRM_PAGODA_PRIORITY_NORMAL, &first));
-	check("context", pagoda_ctx_create_on(&dev, 0, DRM_PAGODA_PRIORITY_NORMAL, &same));
-	check("context", pagoda_ctx_create_on(&dev, adapters - 1, DRM_PAGODA_PRIORITY_NORMAL,
+	check("bind", pagoda_vm_map(&linked, cmd.handle, 0, cmd.size, 0, &cmd_va, 0, 0, 0));
+	check("context", pagoda_ctx_create_on(&linked, 0, DRM_PAGODA_PRIORITY_NORMAL, &first));
+	check("context", pagoda_ctx_create_on(&linked, 0, DRM_PAGODA_PRIORITY_NORMAL, &same));
+	check("context", pagoda_ctx_create_on(&linked, adapters - 1, DRM_PAGODA_PRIORITY_NORMAL,
 					      &other));
-	check("syncobj", pagoda_syncobj_create(&dev, &mid));
+	check("syncobj", pagoda_syncobj_create(&linked, &mid));
 	local = chain_round_trip(first, same, cmd_va, mid);
 	cross = chain_round_trip(first, other, cmd_va, mid);
 	local = shorter(local, chain_round_trip(first, same, cmd_va, mid));
@@ -719,27 +719,29 @@ static void bench_chain(void)
 	printf("  syncobj chain of 2 no-op jobs, GPU 0 -> GPU 0 %8.1f us\n", local * 1e6);
 	printf("  the same, GPU 0 -> GPU %llu               %8.1f us   (%.2fx)\n",
 	       (unsigned long long)adapters - 1, cross * 1e6, cross / local);
-	pagoda_syncobj_destroy(&dev, mid);
-	pagoda_ctx_destroy(&dev, other);
-	pagoda_ctx_destroy(&dev, same);
-	pagoda_ctx_destroy(&dev, first);
+	pagoda_syncobj_destroy(&linked, mid);
+	pagoda_ctx_destroy(&linked, other);
+	pagoda_ctx_destroy(&linked, same);
+	pagoda_ctx_destroy(&linked, first);
 	pagoda_bo_unmap(&cmd);
-	pagoda_bo_free(&dev, &cmd);
+	pagoda_bo_free(&linked, &cmd);
 }
 
 /*
- * The Pagoda render nodes: the adapter with the most GPUs becomes @dev;
- * beside a link, a lone GPU becomes @lone. Each gets its debugfs directory
- * (card minor = render minor - 128). 0 or -ENODEV.
+ * The Pagoda render nodes: the first lone GPU becomes @dev, the first
+ * linked adapter @linked; with no lone GPU, the link is @dev too (then
+ * opened twice). Each gets its debugfs directory (card minor = render
+ * minor - 128). 0 or -ENODEV.
  */
 static int open_adapters(void)
 {
-	uint64_t most = 0, n;
 	char path[32];
 	int minor, fd;
+	uint64_t n;
 
 	for (minor = 128; minor < 144; minor++) {
 		struct pagoda_dev d = { 0 };
+		char *dir;
 
 		snprintf(path, sizeof(path), "/dev/dri/renderD%d", minor);
 		fd = open(path, O_RDWR | O_CLOEXEC);
@@ -751,30 +753,24 @@ static int open_adapters(void)
 		}
 		n = 1;
 		pagoda_query(&d, DRM_PAGODA_PARAM_NUM_ADAPTERS, &n);
-		if (n > most) {
-			if (most == 1 && !lone.fd) {
-				lone = dev;
-				strcpy(lone_debugfs, dev_debugfs);
-			} else if (most) {
-				pagoda_close(&dev);
-			}
+		if (n > 1 && !linked.fd) {
+			linked = d;
+			dir = link_debugfs;
+		} else if (n == 1 && !dev.fd) {
 			dev = d;
-			most = n;
-			snprintf(dev_debugfs, sizeof(dev_debugfs), "/sys/kernel/debug/dri/%d",
-				 minor - 128);
-		} else if (n == 1 && !lone.fd) {
-			lone = d;
-			snprintf(lone_debugfs, sizeof(lone_debugfs), "/sys/kernel/debug/dri/%d",
-				 minor - 128);
+			dir = dev_debugfs;
 		} else {
 			pagoda_close(&d);
+			continue;
 		}
+		snprintf(dir, 64, "/sys/kernel/debug/dri/%d", minor - 128);
 	}
-	if (most < 2 && lone.fd) {
-		pagoda_close(&lone);
-		memset(&lone, 0, sizeof(lone));
+	if (!dev.fd && linked.fd) {
+		if (pagoda_open(&dev))
+			return -ENODEV;
+		strcpy(dev_debugfs, link_debugfs);
 	}
-	return most ? 0 : -ENODEV;
+	return dev.fd ? 0 : -ENODEV;
 }
 
 int main(void)
@@ -784,6 +780,8 @@ int main(void)
 
 	check("open", open_adapters());
 	check("syncobj", pagoda_syncobj_create(&dev, &out_sync));
+	if (linked.fd)
+		check("syncobj", pagoda_syncobj_create(&linked, &link_sync));
 	printf("address spaces and submission (pagoda-vmbench)\n");
 	null_s = null_ioctl();
 	printf("  null ioctl (GET_PARAM)               %8.1f us\n", null_s * 1e6);
@@ -798,8 +796,8 @@ int main(void)
 	bench_jobs(null_s, &nvme);
 	bench_peer();
 	bench_chain();
-	if (lone.fd)
-		pagoda_close(&lone);
+	if (linked.fd)
+		pagoda_close(&linked);
 	pagoda_close(&dev);
 	return 0;
 }

@@ -213,6 +213,7 @@ static int gem_create_expected(const struct drm_pagoda_gem_create *args)
 {
 	const uint32_t known = DRM_PAGODA_SEGMENT_MASK(0) | DRM_PAGODA_SEGMENT_MASK(1) |
 			       DRM_PAGODA_SEGMENT_MASK(2);
+	const uint32_t linked = DRM_PAGODA_BO_LINK_INSTANCED | DRM_PAGODA_BO_LINK_MIRRORED;
 	struct drm_pagoda_gem_create alias = *args, *a = &alias;
 
 	/* the aperture's id means system memory */
@@ -235,6 +236,19 @@ static int gem_create_expected(const struct drm_pagoda_gem_create *args)
 	if ((a->flags & DRM_PAGODA_BO_CPU_ACCESS) &&
 	    (a->segments & DRM_PAGODA_SEGMENT_MASK(2) || a->eviction_segment == 2))
 		return EINVAL;
+	if (a->flags & linked) {
+		/* one of the two, not physical nor primary; mirrored: no CPU, a memory segment */
+		if ((a->flags & linked) == linked ||
+		    a->flags & (DRM_PAGODA_BO_PHYSICAL | DRM_PAGODA_BO_PRIMARY))
+			return EINVAL;
+		if (a->flags & DRM_PAGODA_BO_LINK_MIRRORED &&
+		    (a->flags & DRM_PAGODA_BO_CPU_ACCESS ||
+		     !(a->segments & (DRM_PAGODA_SEGMENT_MASK(1) | DRM_PAGODA_SEGMENT_MASK(2)))))
+			return EINVAL;
+		/* an instance on every GPU of a link, named by none of them */
+		if (num_adapters < 2 || a->adapter)
+			return EINVAL;
+	}
 	/* sizes are either small (fit) or past every segment and all RAM */
 	if (a->size > (1ull << 40))
 		return EINVAL;
@@ -925,8 +939,8 @@ static int vm_op_apply(const struct drm_pagoda_vm_op *op)
 static void report_op(unsigned long i, const char *what, const struct drm_pagoda_vm_op *op,
 		      uint32_t k, uint32_t n, uint32_t done, int got, int want)
 {
-	pt_fail("call %lu: VM_BIND %s: op %u of %u (op %u flags 0x%x handle %u pad %u va 0x%llx size 0x%llx offset 0x%llx min_va 0x%llx max_va 0x%llx), %u done: %s (want %s)",
-		i, what, k, n, op->op, op->flags, op->handle, op->pad, (unsigned long long)op->va,
+	pt_fail("call %lu: VM_BIND %s: op %u of %u (op %u flags 0x%x handle %u instance %u va 0x%llx size 0x%llx offset 0x%llx min_va 0x%llx max_va 0x%llx), %u done: %s (want %s)",
+		i, what, k, n, op->op, op->flags, op->handle, op->instance, (unsigned long long)op->va,
 		(unsigned long long)op->size, (unsigned long long)op->offset,
 		(unsigned long long)op->min_va, (unsigned long long)op->max_va, done, strerror(got),
 		strerror(want));
@@ -1241,7 +1255,8 @@ static void rnd_vm_op(struct drm_pagoda_vm_op *op, int sane)
 		op->flags ^= 1u << rnd_below(rnd_below(2) ? 4 : 32);
 		break;
 	case 2:
-		op->pad = rnd_value();
+		op->instance = rnd_below(2) ? rnd_below(PAGODA_LINK_MAX_ADAPTERS + 2) :
+					      (uint32_t)rnd_value();
 		break;
 	case 3:
 		op->handle = rnd_below(2) ? 0 : (uint32_t)rnd_value();
@@ -1304,7 +1319,11 @@ static int vm_op_check(const struct drm_pagoda_vm_op *op)
 	default:
 		return EINVAL;
 	}
-	if (op->pad || op->flags & ~allowed || !op->size || op->size % align)
+	if (op->flags & ~allowed || !op->size || op->size % align)
+		return EINVAL;
+	/* which GPU's instance: only a MAP of an allocation says */
+	if (op->instance && (op->op != DRM_PAGODA_VM_OP_MAP || op->flags & DRM_PAGODA_VM_ZERO ||
+			     op->instance > num_adapters))
 		return EINVAL;
 	if (op->op == DRM_PAGODA_VM_OP_MAP && !(op->flags & DRM_PAGODA_VM_ZERO)) {
 		if (!op->handle || op->offset % DRM_PAGODA_VA_PAGE)
@@ -1348,6 +1367,10 @@ static int vm_ops_check(const struct drm_pagoda_vm_op *ops, uint32_t n, uint32_t
 		/* a 64 KiB page's VA and address share their 64 KiB alignment */
 		if (op->flags & DRM_PAGODA_VM_FIXED ? (op->va ^ op->offset) % live_page[idx] :
 		    op->offset % live_page[idx])
+			return EINVAL;
+		/* instances are a linked allocation's */
+		if (op->instance && !(live_flags[idx] & (DRM_PAGODA_BO_LINK_INSTANCED |
+							 DRM_PAGODA_BO_LINK_MIRRORED)))
 			return EINVAL;
 	}
 	return 0;

@@ -32,6 +32,12 @@
  * identical entries on every GPU and the tables below it at the same
  * offsets, their entries differing only where a GPU reaches the memory as
  * a peer; so again after each GPU's VRAM was evicted.
+ *
+ * LinkInstanced allocations have an instance per GPU, mapped "self" (each
+ * GPU its own) or to one GPU's instance (peer entries elsewhere);
+ * LinkMirrored ones sit at one offset of VRAM on every GPU, evicted or
+ * not; their bad arguments, and any on a GPU that is not linked, are
+ * EINVAL.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -1022,6 +1028,239 @@ out:
 	pagoda_close(&dev);
 }
 
+/* A linked allocation (LinkInstanced or LinkMirrored) of @size, VRAM preferred: 0 or -errno. */
+static int linked_bo(struct pagoda_dev *dev, uint32_t flags, uint64_t size, struct pagoda_bo *bo)
+{
+	struct pagoda_bo_desc desc = {
+		.size = size, .flags = flags,
+		.segments = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM) |
+			    DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM),
+		.preferred_segment = DRM_PAGODA_SEGMENT_VRAM, .priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+
+	memset(bo, 0, sizeof(*bo));
+	return pagoda_bo_create(dev, &desc, bo);
+}
+
+/* GEM_CREATE of a linked allocation with @flags and @adapter: 0 or its errno. */
+static int linked_create_errno(struct pagoda_dev *dev, uint32_t flags, uint32_t segments,
+			       uint32_t adapter)
+{
+	struct drm_pagoda_gem_create args = {
+		.size = 64 * KIB, .flags = flags, .segments = segments,
+		.preferred_segment = __builtin_ctz(segments), .adapter = adapter,
+		.priority = DRM_PAGODA_PRIORITY_NORMAL,
+	};
+	int ret = ioctl(dev->fd, DRM_IOCTL_PAGODA_GEM_CREATE, &args) ? errno : 0;
+
+	if (!ret) {
+		struct drm_gem_close close_args = { .handle = args.handle };
+
+		ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &close_args);
+	}
+	return ret;
+}
+
+/* MAP all of @handle (@size) choosing @instance; its VA in *@va. 0 or -errno. */
+static int map_instance(struct pagoda_dev *dev, uint32_t handle, uint64_t size, uint32_t instance,
+			uint64_t *va)
+{
+	struct drm_pagoda_vm_op op = {
+		.op = DRM_PAGODA_VM_OP_MAP, .handle = handle, .size = size, .instance = instance,
+	};
+	int ret = pagoda_vm_bind(dev, &op, 1, 0, 0, NULL);
+
+	*va = op.va;
+	return ret;
+}
+
+/* One job of @ctx filling @size bytes at @va with @value, waited for: 0 or -errno. */
+static int fill_job(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *cmd, uint64_t va,
+		    uint64_t size, uint32_t value)
+{
+	struct pagoda_cmdbuf cb;
+
+	pagoda_cmdbuf_init(&cb, cmd->bo.map, cmd->bo.size);
+	pagoda_cmd_fill(&cb, va, size, value);
+	return pt_run(dev, ctx, cmd, &cb);
+}
+
+/* One job of @ctx copying @size bytes from @src to @dst, waited for: 0 or -errno. */
+static int copy_job(struct pagoda_dev *dev, uint32_t ctx, struct pt_buf *cmd, uint64_t src,
+		    uint64_t dst, uint64_t size)
+{
+	struct pagoda_cmdbuf cb;
+
+	pagoda_cmdbuf_init(&cb, cmd->bo.map, cmd->bo.size);
+	pagoda_cmd_copy(&cb, src, dst, size);
+	return pt_run(dev, ctx, cmd, &cb);
+}
+
+/* Words of @p (@size bytes) that are not @value. */
+static unsigned int differ(const void *p, uint64_t size, uint32_t value)
+{
+	const volatile uint32_t *w = p;
+	unsigned int bad = 0;
+	uint64_t i;
+
+	for (i = 0; i < size / 4; i++)
+		bad += w[i] != value;
+	return bad;
+}
+
+/*
+ * Each mirrored instance's place (debugfs "allocations": the lines naming
+ * @flags and "instance of"), by GPU: the number found, all in VRAM.
+ */
+static unsigned int mirrored_offsets(uint32_t flags, uint64_t *offsets, unsigned int n)
+{
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 16], line[512], want[32], seg[16];
+	unsigned int found = 0, gpu;
+	unsigned long long off;
+	FILE *f;
+
+	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/allocations", dbg);
+	snprintf(want, sizeof(want), " flags 0x%x ", flags);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *g = strstr(line, " gpu "), *in = strstr(line, " in ");
+
+		if (!strstr(line, want) || !strstr(line, " instance of ") || !g || !in ||
+		    sscanf(g, " gpu %u", &gpu) != 1 || gpu >= n ||
+		    sscanf(in, " in %15s offset 0x%llx", seg, &off) != 2 || strcmp(seg, "vram"))
+			continue;
+		offsets[gpu] = off;
+		found++;
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * LinkInstanced and LinkMirrored allocations. An instanced one has an
+ * instance per GPU: mapped "self", a job of each GPU writes its own (the
+ * CPU, which maps the first GPU's, sees only the first GPU's writes);
+ * mapped to the last GPU's instance, a job of the first reads the last
+ * GPU's writes through peer entries, and again after that instance was
+ * evicted and brought back. A mirrored one sits at one offset of VRAM on
+ * every GPU, as made and after the last GPU's VRAM was evicted. Bad
+ * arguments: EINVAL.
+ */
+static void test_linked_allocations(unsigned int n)
+{
+	const uint32_t vram = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM);
+	const uint32_t system = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_SYSTEM);
+	const uint32_t mirrored = DRM_PAGODA_BO_LINK_MIRRORED | DRM_PAGODA_BO_NO_CPU_ACCESS;
+	struct pt_buf local = { 0 }, cmd = { 0 };
+	uint64_t self_va = 0, last_va = 0, mir_va = 0, offsets[PAGODA_LINK_MAX_ADAPTERS];
+	struct pagoda_bo inst = { 0 }, mir = { 0 };
+	struct drm_pagoda_vm_op op;
+	struct pagoda_dev dev;
+	uint32_t ctx0, ctx1;
+	unsigned int i, k, same;
+	int ret;
+
+	if (!pt_check(!pagoda_open(&dev), "open the link's render node"))
+		return;
+	pt_check(linked_create_errno(&dev, DRM_PAGODA_BO_LINK_INSTANCED | DRM_PAGODA_BO_LINK_MIRRORED,
+				     vram, 0) == EINVAL, "instanced and mirrored at once: EINVAL");
+	pt_check(linked_create_errno(&dev, DRM_PAGODA_BO_LINK_INSTANCED, vram, 1) == EINVAL,
+		 "an instanced allocation named on GPU 1: EINVAL");
+	pt_check(linked_create_errno(&dev, DRM_PAGODA_BO_LINK_INSTANCED | DRM_PAGODA_BO_PHYSICAL,
+				     vram, 0) == EINVAL, "an instanced allocation accessed physically: EINVAL");
+	pt_check(linked_create_errno(&dev, DRM_PAGODA_BO_LINK_MIRRORED | DRM_PAGODA_BO_CPU_ACCESS,
+				     vram, 0) == EINVAL, "a mirrored allocation the CPU maps: EINVAL");
+	pt_check(linked_create_errno(&dev, DRM_PAGODA_BO_LINK_MIRRORED, system, 0) == EINVAL,
+		 "a mirrored allocation of system memory only: EINVAL");
+
+	ret = first_gpu_rig(&dev, &ctx0, &local, 256 * KIB, &cmd);
+	if (!ret)
+		ret = pagoda_ctx_create_on(&dev, n - 1, DRM_PAGODA_PRIORITY_NORMAL, &ctx1);
+	if (!ret)
+		ret = linked_bo(&dev, DRM_PAGODA_BO_LINK_INSTANCED, 256 * KIB, &inst);
+	if (!ret)
+		ret = pagoda_bo_map(&dev, &inst);
+	if (!ret)
+		ret = map_instance(&dev, inst.handle, inst.size, DRM_PAGODA_VM_INSTANCE_SELF,
+				   &self_va);
+	if (!ret)
+		ret = map_instance(&dev, inst.handle, inst.size, DRM_PAGODA_VM_INSTANCE(n - 1),
+				   &last_va);
+	if (!pt_check(!ret, "an instanced allocation, mapped self and to GPU %u's instance (%d)",
+		      n - 1, ret))
+		goto out;
+
+	memset(&op, 0, sizeof(op));
+	op.op = DRM_PAGODA_VM_OP_MAP;
+	op.handle = inst.handle;
+	op.size = inst.size;
+	op.instance = DRM_PAGODA_VM_INSTANCE(n);
+	ret = pagoda_vm_bind(&dev, &op, 1, 0, 0, NULL);
+	pt_check(ret == -EINVAL, "MAP of the instance of adapter %u (past the link): %s (want EINVAL)",
+		 n, strerror(-ret));
+	op.handle = local.bo.handle;
+	op.size = local.bo.size;
+	op.instance = DRM_PAGODA_VM_INSTANCE(0);
+	ret = pagoda_vm_bind(&dev, &op, 1, 0, 0, NULL);
+	pt_check(ret == -EINVAL, "an instance of an allocation of one GPU: %s (want EINVAL)",
+		 strerror(-ret));
+
+	ret = fill_job(&dev, ctx0, &cmd, self_va, inst.size, 0xa0a0a0a0);
+	if (!ret)
+		ret = fill_job(&dev, ctx1, &cmd, self_va, inst.size, 0xb1b1b1b1);
+	pt_check(!ret && !differ(inst.map, inst.size, 0xa0a0a0a0),
+		 "mapped self, each GPU writes its own instance: the CPU sees the first GPU's (%d, %u words differ)",
+		 ret, differ(inst.map, inst.size, 0xa0a0a0a0));
+	for (k = 0; k < 2; k++) {
+		if (k)
+			pt_check(!evict_vram(n - 1), "GPU %u's VRAM evicted", n - 1);
+		memset(local.bo.map, 0, local.bo.size);
+		ret = copy_job(&dev, ctx0, &cmd, last_va, local.va, inst.size);
+		pt_check(!ret && !differ(local.bo.map, inst.size, 0xb1b1b1b1),
+			 "%s: a job of GPU 0 reads GPU %u's instance through its mapping (%d, %u words differ)",
+			 k ? "evicted and back" : "made", n - 1, ret,
+			 differ(local.bo.map, inst.size, 0xb1b1b1b1));
+	}
+
+	ret = linked_bo(&dev, mirrored, 256 * KIB, &mir);
+	if (!ret)
+		ret = map_instance(&dev, mir.handle, mir.size, DRM_PAGODA_VM_INSTANCE_SELF, &mir_va);
+	if (!pt_check(!ret, "a mirrored allocation, mapped self (%d)", ret))
+		goto out;
+	for (k = 0; k < 2; k++) {
+		if (k)
+			pt_check(!evict_vram(n - 1), "GPU %u's VRAM evicted", n - 1);
+		/* written on every GPU, then read back by each */
+		ret = fill_job(&dev, ctx0, &cmd, mir_va, mir.size, 0x3a3a3a3a);
+		if (!ret)
+			ret = fill_job(&dev, ctx1, &cmd, mir_va, mir.size, 0x3a3a3a3a);
+		memset(local.bo.map, 0, local.bo.size);
+		if (!ret)
+			ret = copy_job(&dev, ctx1, &cmd, mir_va, local.va, mir.size);
+		pt_check(!ret && !differ(local.bo.map, mir.size, 0x3a3a3a3a),
+			 "mirrored, %s: written on every GPU, read by GPU %u (%d)",
+			 k ? "evicted and back" : "made", n - 1, ret);
+		same = mirrored_offsets(mirrored, offsets, n) == n;
+		for (i = 1; same && i < n; i++)
+			same = offsets[i] == offsets[0];
+		pt_check(same, "mirrored, %s: its instances at one offset of VRAM on every GPU (0x%llx)",
+			 k ? "evicted and back" : "made", (unsigned long long)offsets[0]);
+	}
+out:
+	if (mir.handle)
+		pagoda_bo_free(&dev, &mir);
+	pagoda_bo_unmap(&inst);
+	if (inst.handle)
+		pagoda_bo_free(&dev, &inst);
+	pt_buf_destroy(&dev, &cmd);
+	pt_buf_destroy(&dev, &local);
+	pagoda_close(&dev);
+}
+
 /* What may not reach a peer: physical-mode buffers, scanout, adapters past the link. */
 static void test_peer_refused(unsigned int n)
 {
@@ -1084,12 +1323,24 @@ int main(void)
 			 pt_reg(members[i].mmio, PAGODA_REG_LINK_ID));
 
 	check_whole(members, n, "at boot");
+	if (n == 1) {
+		struct pagoda_dev dev;
+
+		if (pt_check(!pagoda_open(&dev), "open the render node")) {
+			pt_check(linked_create_errno(&dev, DRM_PAGODA_BO_LINK_INSTANCED,
+						     DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM),
+						     0) == EINVAL,
+				 "an instanced allocation on a GPU that is not linked: EINVAL");
+			pagoda_close(&dev);
+		}
+	}
 	if (n > 1) {
 		test_peer(n);
 		test_peer_reset(n);
 		test_second_gpu(n);
 		test_mirrored_tables(members, n);
 		test_second_gpu_hang(n);
+		test_linked_allocations(n);
 		test_peer_refused(n);
 		unbind_member(members, n, n - 1);
 		unbind_member(members, n, 0);

@@ -147,7 +147,17 @@ struct drm_pagoda_get_param {
 #define DRM_PAGODA_BO_CPU_ACCESS	(1u << 2)	/* the CPU maps it often: never in hidden VRAM */
 #define DRM_PAGODA_BO_NO_CPU_ACCESS	(1u << 3)	/* never mapped by the CPU */
 #define DRM_PAGODA_BO_WRITE_COMBINED	(1u << 4)	/* CPU mappings of system pages write-combined */
-#define DRM_PAGODA_BO_FLAGS		0x1f
+/*
+ * On a linked adapter (DRM_PAGODA_PARAM_NUM_ADAPTERS > 1), @adapter 0: one
+ * instance on every GPU, with content of its own (the model's
+ * LinkInstanced; the CPU maps the first GPU's), or at one offset of one
+ * memory segment on every GPU, contiguous, content kept identical by
+ * writing it on every GPU (LinkMirrored; never mapped by the CPU).
+ * VM_BIND maps them per GPU (&drm_pagoda_vm_op.instance).
+ */
+#define DRM_PAGODA_BO_LINK_INSTANCED	(1u << 5)
+#define DRM_PAGODA_BO_LINK_MIRRORED	(1u << 6)
+#define DRM_PAGODA_BO_FLAGS		0x7f
 
 /* drm_pagoda_gem_create.priority: who is evicted first (LOW) */
 #define DRM_PAGODA_PRIORITY_LOW		0
@@ -311,7 +321,10 @@ struct drm_pagoda_gem_madvise {
  * @op: DRM_PAGODA_VM_OP_*
  * @flags: DRM_PAGODA_VM_* (protections only with MAP and PROTECT)
  * @handle: MAP: the allocation's GEM handle; 0 with DRM_PAGODA_VM_ZERO
- * @pad: must be zero
+ * @instance: MAP of a LinkInstanced or LinkMirrored allocation:
+ *	DRM_PAGODA_VM_INSTANCE_SELF, each GPU's entries name its own
+ *	instance, or DRM_PAGODA_VM_INSTANCE(i), every GPU's entries name GPU
+ *	i's instance (the others' as peer entries); must be 0 otherwise
  * @va: with DRM_PAGODA_VM_FIXED (and for FREE and UNMAP), in: the base
  *	address; RESERVE and MAP without it, out: the address chosen
  * @size: bytes. RESERVE, FREE: a multiple of DRM_PAGODA_VA_ALIGN; MAP,
@@ -346,11 +359,14 @@ struct drm_pagoda_gem_madvise {
  * (ENOENT otherwise), they do not overlap and agree in their low 16 bits
  * (EINVAL otherwise).
  */
+#define DRM_PAGODA_VM_INSTANCE_SELF	0
+#define DRM_PAGODA_VM_INSTANCE(adapter)	((adapter) + 1)
+
 struct drm_pagoda_vm_op {
 	__u32 op;
 	__u32 flags;
 	__u32 handle;
-	__u32 pad;
+	__u32 instance;
 	__u64 va;
 	__u64 size;
 	__u64 offset;
