@@ -1140,6 +1140,57 @@ static unsigned int mirrored_offsets(uint32_t flags, uint64_t *offsets, unsigned
 	return found;
 }
 
+/* Allocations of the link (debugfs "allocations": "N allocations"), or -1. */
+static long long allocations(void)
+{
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 16];
+
+	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
+		return -1;
+	snprintf(path, sizeof(path), "%s/allocations", dbg);
+	/* the last line, "N allocations", is the last value read */
+	return pt_debugfs_value(path, "", "");
+}
+
+/*
+ * The last GPU's VRAM full of resident (pinned) allocations: a mirrored
+ * allocation cannot have the first GPU's offset there: ENOSPC, and no
+ * allocation is left behind.
+ */
+static void test_mirrored_no_room(struct pagoda_dev *dev, unsigned int n)
+{
+	struct pagoda_bo fill[24], mir;
+	long long before;
+	unsigned int k;
+	int ret;
+
+	for (k = 0; k < ARRAY_SIZE(fill); k++) {
+		struct pagoda_bo_desc desc = {
+			.size = 4 * MIB, .adapter = n - 1,
+			.segments = DRM_PAGODA_SEGMENT_MASK(DRM_PAGODA_SEGMENT_VRAM),
+			.preferred_segment = DRM_PAGODA_SEGMENT_VRAM,
+			.priority = DRM_PAGODA_PRIORITY_LOW,
+		};
+
+		if (pagoda_bo_create(dev, &desc, &fill[k]))
+			break;
+		if (pagoda_make_resident(dev, &fill[k].handle, 1, NULL)) {
+			pagoda_bo_free(dev, &fill[k]);
+			break;
+		}
+	}
+	before = allocations();
+	ret = linked_bo(dev, DRM_PAGODA_BO_LINK_MIRRORED | DRM_PAGODA_BO_NO_CPU_ACCESS, 4 * MIB,
+			&mir);
+	pt_check(ret == -ENOSPC && allocations() == before,
+		 "GPU %u's VRAM pinned full (%u resident): a mirrored allocation is %s (want ENOSPC), %lld allocations before and %lld after",
+		 n - 1, k, ret ? strerror(-ret) : "made", before, allocations());
+	if (!ret)
+		pagoda_bo_free(dev, &mir);
+	while (k--)
+		pagoda_bo_free(dev, &fill[k]);
+}
+
 /*
  * LinkInstanced and LinkMirrored allocations. An instanced one has an
  * instance per GPU: mapped "self", a job of each GPU writes its own (the
@@ -1250,6 +1301,7 @@ static void test_linked_allocations(unsigned int n)
 		pt_check(same, "mirrored, %s: its instances at one offset of VRAM on every GPU (0x%llx)",
 			 k ? "evicted and back" : "made", (unsigned long long)offsets[0]);
 	}
+	test_mirrored_no_room(&dev, n);
 out:
 	if (mir.handle)
 		pagoda_bo_free(&dev, &mir);
@@ -1261,7 +1313,10 @@ out:
 	pagoda_close(&dev);
 }
 
-/* What may not reach a peer: physical-mode buffers, scanout, adapters past the link. */
+/*
+ * What may not reach a peer: physical-mode buffers (a GPU's own allocation
+ * on a context of that GPU runs), scanout, adapters past the link.
+ */
 static void test_peer_refused(unsigned int n)
 {
 	struct drm_pagoda_gem_create create = {
@@ -1293,6 +1348,14 @@ static void test_peer_refused(unsigned int n)
 		pagoda_phys_fill(&pb, 0, 0, 4096, 0x1234);
 		ret = pt_run_phys(&dev, ctx, &pb, &alloc, 1, NULL);
 		pt_check(ret == -EINVAL, "SUBMIT_PHYS on GPU 0 naming it: %s (want EINVAL)",
+			 ret ? strerror(-ret) : "ran");
+		/* the same buffer on a context of that GPU runs there */
+		memset(phys.bo.map, 0, 4096);
+		ret = pagoda_ctx_create_on(&dev, n - 1, DRM_PAGODA_PRIORITY_NORMAL, &ctx);
+		if (!ret)
+			ret = pt_run_phys(&dev, ctx, &pb, &alloc, 1, NULL);
+		pt_check(!ret && !differ(phys.bo.map, 4096, 0x1234),
+			 "SUBMIT_PHYS on a context of GPU %u naming it: filled (%s)", n - 1,
 			 ret ? strerror(-ret) : "ran");
 		pagoda_bo_unmap(&phys.bo);
 		pagoda_bo_free(&dev, &phys.bo);

@@ -8,7 +8,7 @@
  *
  * Operations: allocate (random size, segments, preferred segment,
  * priority, physically accessed or not, on a random GPU of a linked
- * adapter), write a pattern through a CPU
+ * adapter or LinkInstanced on all of them), write a pattern through a CPU
  * mapping (BAR2, host aperture slots or pages, wherever it is), verify it,
  * make it resident or evict it, mark it not needed and needed again (its
  * contents may be discarded meanwhile, and then read zero), free; open and
@@ -230,6 +230,11 @@ static int bo_alloc(int fd)
 	desc.flags = rnd() % 4 ? 0 : DRM_PAGODA_BO_PHYSICAL;
 	desc.priority = rnd() % 3;
 	desc.adapter = rnd() % adapters;
+	/* on a link, now and then an instance on every GPU (the CPU maps the first's) */
+	if (adapters > 1 && !desc.flags && !(rnd() % 4)) {
+		desc.flags = DRM_PAGODA_BO_LINK_INSTANCED;
+		desc.adapter = 0;
+	}
 	ret = pagoda_bo_create(&dev, &desc, &w->bo);
 	/* a full guest (or an injected failure) refuses it cleanly */
 	if (ret == -ENOSPC || ret == -ENOMEM) {
