@@ -338,15 +338,21 @@ static void check_gpu_debugfs(uint32_t adapter, unsigned int seg, uint64_t bytes
 		 used, (unsigned long long)bytes);
 }
 
-/* Leaf tables of this process's space (debugfs "vms"; one space open), or -1. */
-static long long leaf_tables(void)
+/* pt_debugfs_value() of the link's debugfs file @file, or -1. */
+static long long link_debugfs_value(const char *file, const char *start, const char *word)
 {
-	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 8];
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 32];
 
 	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
 		return -1;
-	snprintf(path, sizeof(path), "%s/vms", dbg);
-	return pt_debugfs_value(path, "  tables", "level0 ");
+	snprintf(path, sizeof(path), "%s/%s", dbg, file);
+	return pt_debugfs_value(path, start, word);
+}
+
+/* Leaf tables of this process's space (debugfs "vms"; one space open), or -1. */
+static long long leaf_tables(void)
+{
+	return link_debugfs_value("vms", "  tables", "level0 ");
 }
 
 static uint32_t segment_of(struct pagoda_dev *dev, const struct pagoda_bo *bo)
@@ -1143,13 +1149,8 @@ static unsigned int mirrored_offsets(uint32_t flags, uint64_t *offsets, unsigned
 /* Allocations of the link (debugfs "allocations": "N allocations"), or -1. */
 static long long allocations(void)
 {
-	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 16];
-
-	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
-		return -1;
-	snprintf(path, sizeof(path), "%s/allocations", dbg);
 	/* the last line, "N allocations", is the last value read */
-	return pt_debugfs_value(path, "", "");
+	return link_debugfs_value("allocations", "", "");
 }
 
 /*
