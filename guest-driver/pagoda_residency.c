@@ -65,18 +65,28 @@ unsigned int pagoda_residency_count(struct pagoda_file *pfile, struct pagoda_bo 
 	return count;
 }
 
-/* Place @bo where the GPU reaches it (pagoda_bo_place()) and pin it there. */
+/* The instances of @bo: itself, or every GPU's of a linked allocation. */
+static u32 instances(const struct pagoda_bo *bo)
+{
+	return max(bo->num_instances, 1u);
+}
+
+/*
+ * Place @bo where the GPU reaches it (pagoda_bo_place()) and pin it there;
+ * a linked allocation's instances on every GPU (they share its reservation).
+ */
 static int pin_resident(struct pagoda_bo *bo)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
 	int ret;
+	u32 i;
 
 	ret = ttm_bo_reserve(&bo->tbo, true, false, NULL);
 	if (ret)
 		return ret;
 	ret = pagoda_bo_place(bo, &ctx);
-	if (!ret)
-		ttm_bo_pin(&bo->tbo);
+	for (i = 0; !ret && i < instances(bo); i++)
+		ttm_bo_pin(&pagoda_bo_instance(bo, i)->tbo);
 	ttm_bo_unreserve(&bo->tbo);
 	return ret;
 }
@@ -90,10 +100,20 @@ static int pin_resident(struct pagoda_bo *bo)
  */
 static void unpin(struct pagoda_bo *bo)
 {
+	u32 i;
+
 	WARN_ON(ttm_bo_reserve(&bo->tbo, false, false, NULL));
-	ttm_bo_unpin(&bo->tbo);
-	if (!bo->tbo.pin_count && bo->tbo.resource->mem_type != bo->places[0].mem_type)
-		pagoda_vm_bo_moved(bo);
+	for (i = 0; i < instances(bo); i++) {
+		struct pagoda_bo *instance = pagoda_bo_instance(bo, i);
+
+		ttm_bo_unpin(&instance->tbo);
+		if (!instance->tbo.pin_count &&
+		    instance->tbo.resource->mem_type != instance->places[0].mem_type)
+			pagoda_vm_bo_moved(instance);
+		/* the other instances back on their GPUs' LRUs (the first's: below) */
+		if (i)
+			ttm_bo_move_to_lru_tail_unlocked(&instance->tbo);
+	}
 	ttm_bo_unreserve(&bo->tbo);
 }
 

@@ -1114,6 +1114,27 @@ static unsigned int differ(const void *p, uint64_t size, uint32_t value)
 	return bad;
 }
 
+/* Instances of linked allocations with @flags (debugfs "allocations") whose line has @a and @b. */
+static unsigned int instances_with(uint32_t flags, const char *a, const char *b)
+{
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 16], line[512], want[32];
+	unsigned int found = 0;
+	FILE *f;
+
+	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/allocations", dbg);
+	snprintf(want, sizeof(want), " flags 0x%x ", flags);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		found += strstr(line, want) && strstr(line, " instance of ") && strstr(line, a) &&
+			 strstr(line, b);
+	fclose(f);
+	return found;
+}
+
 /*
  * Each mirrored instance's place (debugfs "allocations": the lines naming
  * @flags and "instance of"), by GPU: the number found, all in VRAM.
@@ -1280,6 +1301,16 @@ static void test_linked_allocations(unsigned int n)
 			 k ? "evicted and back" : "made", n - 1, ret,
 			 differ(local.bo.map, inst.size, 0xb1b1b1b1));
 	}
+
+	/* resident: every instance pinned where it is, through its GPU's eviction */
+	ret = pagoda_make_resident(&dev, &inst.handle, 1, NULL);
+	if (!ret)
+		ret = evict_vram(n - 1);
+	k = instances_with(DRM_PAGODA_BO_LINK_INSTANCED, " pinned 1", " in vram");
+	pt_check(!ret && k == n,
+		 "made resident, the instanced allocation's %u instances stay pinned in VRAM through GPU %u's eviction (%d, %u)",
+		 n, n - 1, ret, k);
+	pagoda_evict(&dev, &inst.handle, 1);
 
 	ret = linked_bo(&dev, mirrored, 256 * KIB, &mir);
 	if (!ret)
