@@ -274,6 +274,31 @@ static int pagoda_gpu_check(struct pagoda_device *pgdev)
 }
 
 /*
+ * The GPUs of a link build every address space's tables alike (pagoda_pt.c:
+ * one tree per GPU, the same tables in the same order): the same levels,
+ * VA bits, MMU capabilities (2 MiB pages, LEAF64 tables), table segments
+ * and memory-segment page sizes as the first GPU, or no link.
+ */
+static int pagoda_gpu_check_link(struct pagoda_device *pgdev, const struct pagoda_device *first)
+{
+	const struct pagoda_params *p = &pgdev->params, *f = &first->params;
+	u32 seg;
+
+	for (seg = PAGODA_SEG_VRAM; seg <= PAGODA_SEG_VRAM_HIDDEN; seg++)
+		if (pgdev->segs[seg].page_size != first->segs[seg].page_size)
+			break;
+	if (seg > PAGODA_SEG_VRAM_HIDDEN && p->mmu_levels == f->mmu_levels &&
+	    p->va_bits == f->va_bits && p->mmu_caps == f->mmu_caps &&
+	    p->pt_segments == f->pt_segments)
+		return 0;
+	dev_err(&pgdev->pdev->dev,
+		"its MMU differs from the link's first GPU (%u levels, %u VA bits, caps 0x%x, %u-byte VRAM pages against %u, %u, 0x%x, %u): no link\n",
+		p->mmu_levels, p->va_bits, p->mmu_caps, pgdev->segs[PAGODA_SEG_VRAM].page_size,
+		f->mmu_levels, f->va_bits, f->mmu_caps, first->segs[PAGODA_SEG_VRAM].page_size);
+	return -ENODEV;
+}
+
+/*
  * Bind one GPU into its link: the link's DRM device exists, not yet
  * registered. Device-managed resources taken here (BAR2, the rings) go
  * when the GPU leaves the link: the component framework opens a devres
@@ -317,6 +342,8 @@ static int pagoda_gpu_bind(struct device *dev, struct device *aggregate, void *d
 
 	pagoda_read_params(pgdev, pdev);
 	ret = pagoda_gpu_check(pgdev);
+	if (!ret && link->num_gpus)
+		ret = pagoda_gpu_check_link(pgdev, link->gpu[0]);
 	if (ret)
 		return ret;
 	ret = pcim_request_region(pdev, PAGODA_BAR_VRAM, DRIVER_NAME);
