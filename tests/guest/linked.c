@@ -1114,51 +1114,60 @@ static unsigned int differ(const void *p, uint64_t size, uint32_t value)
 	return bad;
 }
 
-/* Instances of linked allocations with @flags (debugfs "allocations") whose line has @a and @b. */
-static unsigned int instances_with(uint32_t flags, const char *a, const char *b)
+/* The link's debugfs "allocations", open for reading, or NULL. */
+static FILE *open_allocations(void)
 {
-	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 16], line[512], want[32];
-	unsigned int found = 0;
-	FILE *f;
+	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 16];
 
 	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
-		return 0;
+		return NULL;
 	snprintf(path, sizeof(path), "%s/allocations", dbg);
+	return fopen(path, "r");
+}
+
+/* Whether @line of "allocations" is an instance of a linked allocation with @flags. */
+static int instance_line(const char *line, uint32_t flags)
+{
+	char want[32];
+
 	snprintf(want, sizeof(want), " flags 0x%x ", flags);
-	f = fopen(path, "r");
+	return strstr(line, want) && strstr(line, " instance of ");
+}
+
+/* Instances of linked allocations with @flags whose "allocations" line has @a and @b. */
+static unsigned int instances_with(uint32_t flags, const char *a, const char *b)
+{
+	FILE *f = open_allocations();
+	unsigned int found = 0;
+	char line[512];
+
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f))
-		found += strstr(line, want) && strstr(line, " instance of ") && strstr(line, a) &&
-			 strstr(line, b);
+		found += instance_line(line, flags) && strstr(line, a) && strstr(line, b);
 	fclose(f);
 	return found;
 }
 
 /*
- * Each mirrored instance's place (debugfs "allocations": the lines naming
- * @flags and "instance of"), by GPU: the number found, all in VRAM.
+ * Each mirrored instance's place (the "allocations" lines of instances of
+ * @flags), by GPU: the number found, all in VRAM.
  */
 static unsigned int mirrored_offsets(uint32_t flags, uint64_t *offsets, unsigned int n)
 {
-	char dbg[PT_PATH_MAX], path[PT_PATH_MAX + 16], line[512], want[32], seg[16];
+	FILE *f = open_allocations();
 	unsigned int found = 0, gpu;
 	unsigned long long off;
-	FILE *f;
+	char line[512], seg[16];
 
-	if (!pt_debugfs_dir(dbg, sizeof(dbg)))
-		return 0;
-	snprintf(path, sizeof(path), "%s/allocations", dbg);
-	snprintf(want, sizeof(want), " flags 0x%x ", flags);
-	f = fopen(path, "r");
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		const char *g = strstr(line, " gpu "), *in = strstr(line, " in ");
 
-		if (!strstr(line, want) || !strstr(line, " instance of ") || !g || !in ||
-		    sscanf(g, " gpu %u", &gpu) != 1 || gpu >= n ||
-		    sscanf(in, " in %15s offset 0x%llx", seg, &off) != 2 || strcmp(seg, "vram"))
+		if (!instance_line(line, flags) || !g || !in || sscanf(g, " gpu %u", &gpu) != 1 ||
+		    gpu >= n || sscanf(in, " in %15s offset 0x%llx", seg, &off) != 2 ||
+		    strcmp(seg, "vram"))
 			continue;
 		offsets[gpu] = off;
 		found++;
