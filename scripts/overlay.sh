@@ -65,6 +65,21 @@ wire_qtests() {
 			"$mesonfile" | write_if_changed "$mesonfile" tests/qtest/meson.build
 }
 
+# Fixes to QEMU itself (patches/qemu/, each with its reason), applied once:
+# a patch that already reverses cleanly is in place.
+apply_qemu_patches() {
+	local p
+	for p in "$PAGODA_ROOT"/patches/qemu/*.patch; do
+		[ -e "$p" ] || continue
+		patch -d "$qemu" -p1 -R -s -f --dry-run <"$p" >/dev/null 2>&1 && continue
+		patch -d "$qemu" -p1 -N -s <"$p" >/dev/null ||
+			die "patches/qemu/${p##*/} does not apply to $qemu" \
+				"remove $qemu to fetch a clean source, or update the patch for this QEMU version"
+		info "overlay: applied patches/qemu/${p##*/}"
+	done
+}
+
+apply_qemu_patches
 copy_tree hw/display/pagoda hw/display/pagoda
 copy_tree include/pagoda include/pagoda
 copy_tree tests/qtest tests/qtest

@@ -7,7 +7,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 APT_SOURCES=/etc/apt/sources.list.d/pagoda.sources
-PACKAGES="build-essential dpkg-dev ninja-build python3-venv libglib2.0-dev
+PACKAGES="build-essential dpkg-dev patch ninja-build python3-venv libglib2.0-dev
 libpixman-1-dev flex bison pkg-config ccache seabios ipxe-qemu
 qemu-system-data libdrm-dev busybox-static kmod xz-utils cpio zstd bc
 libelf-dev libssl-dev gnuplot-nox libpng-dev libdrm-tests drm-info weston
