@@ -10,8 +10,19 @@
  * program finds anything the driver did not free. Each time the render node comes back
  * as renderD128, which also shows that the previous DRM device was freed:
  * its minor would still be taken otherwise.
+ *
+ * While the device is unbound, one process reads its registers in bursts
+ * (several loads in one straight run of code) on one CPU while another
+ * turns the function's memory decoding off and on through its config
+ * space on the other CPU, as a tool poking at an idle function would: each
+ * toggle changes QEMU's memory map under the reader, whose CPU may still
+ * hold translations of the old one. Every read returns the register or
+ * what an undecoded address returns, and QEMU survives.
  */
+#define _GNU_SOURCE
+#include <sched.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <libpagoda.h>
 
@@ -19,6 +30,9 @@
 
 #define NODE		"/dev/dri/renderD128"
 #define CYCLES		2
+#define TOGGLES		1500
+#define RACE_MARK	0x0dec0de5u
+#define BURST		8
 
 static void check_bound(volatile uint32_t *mmio, const char *when)
 {
@@ -81,6 +95,95 @@ static unsigned int make_allocations(int fd, struct pagoda_bo *bos)
 	return n;
 }
 
+/* Run on the CPUs of @mask (bit N: CPU N). */
+static void pin_to_cpus(unsigned int mask)
+{
+	cpu_set_t set;
+	int cpu;
+
+	CPU_ZERO(&set);
+	for (cpu = 0; cpu < 32; cpu++)
+		if (mask & (1u << cpu))
+			CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* The child: PCI_COMMAND's memory decoding off and on, TOGGLES times. */
+static int toggle_decoding(const char *bdf)
+{
+	char path[PT_PATH_MAX];
+	uint16_t command;
+	int fd, i;
+
+	pin_to_cpus(1u << 1);
+	snprintf(path, sizeof(path), PT_PCI_DEVICES "/%s/config", bdf);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || pread(fd, &command, 2, 4) != 2)
+		return 1;
+	for (i = 0; i < TOGGLES; i++) {
+		uint16_t off = command & ~0x2;	/* PCI_COMMAND_MEMORY */
+
+		if (pwrite(fd, &off, 2, 4) != 2 || pwrite(fd, &command, 2, 4) != 2)
+			return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+static int read_is_sane(uint32_t value)
+{
+	return value == RACE_MARK || value == 0 || value == ~0u;
+}
+
+/*
+ * Registers read in bursts while the other CPU changes the memory map:
+ * a burst is straight-line code, so QEMU runs it as one translated block
+ * and the loads after a map change use translations made before it.
+ */
+static void race_decoding(const char *bdf)
+{
+	unsigned long long bursts = 0, odd = 0, marks = 0;
+	volatile uint32_t *regs;
+	uint32_t seen[BURST];
+	int status = -1;
+	pid_t child;
+
+	regs = pt_map_bar0(bdf, 1);
+	if (!pt_check(regs != NULL, "map BAR0 writable while unbound"))
+		return;
+	pt_wreg(regs, PAGODA_REG_SCRATCH, RACE_MARK);
+	pin_to_cpus(1u << 0);
+	child = fork();
+	if (child == 0)
+		_exit(toggle_decoding(bdf));
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		unsigned int i;
+
+		seen[0] = regs[PAGODA_REG_SCRATCH / 4];
+		seen[1] = regs[PAGODA_REG_SCRATCH / 4];
+		seen[2] = regs[PAGODA_REG_SCRATCH / 4];
+		seen[3] = regs[PAGODA_REG_SCRATCH / 4];
+		seen[4] = regs[PAGODA_REG_SCRATCH / 4];
+		seen[5] = regs[PAGODA_REG_SCRATCH / 4];
+		seen[6] = regs[PAGODA_REG_SCRATCH / 4];
+		seen[7] = regs[PAGODA_REG_SCRATCH / 4];
+		for (i = 0; i < BURST; i++) {
+			odd += !read_is_sane(seen[i]);
+			marks += seen[i] == RACE_MARK;
+		}
+		bursts++;
+	}
+	pin_to_cpus(~0u);
+	pt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		 "memory decoding turned off and on %d times through config space", TOGGLES);
+	pt_check(!odd && marks,
+		 "%llu bursts of %d register reads across the toggles: %llu read the register, %llu neither it nor an undecoded address",
+		 bursts, BURST, marks, odd);
+	pt_check(pt_reg(regs, PAGODA_REG_SCRATCH) == RACE_MARK,
+		 "decoding back on: the register reads 0x%x", pt_reg(regs, PAGODA_REG_SCRATCH));
+	munmap((void *)regs, PAGODA_MMIO_SIZE);
+}
+
 static void unbind_bind(const char *bdf, volatile uint32_t *mmio)
 {
 	struct pagoda_bo bos[4];
@@ -109,6 +212,7 @@ static void unbind_bind(const char *bdf, volatile uint32_t *mmio)
 		(void)((volatile uint8_t *)bos[i].map)[0];
 	}
 	printf("the %u mappings were read and written after unbind\n", n);
+	race_decoding(bdf);
 	/* The last references to the unplugged DRM device go here. */
 	dev.fd = fd;
 	for (i = 0; i < n; i++)
