@@ -5,13 +5,17 @@
  * command fetch and decode, the commands every engine runs (NOP, fences)
  * and the render commands. Paging commands are in pagoda_paging.c.
  *
- * A DOORBELL write only schedules a bottom half; commands run there, in
- * the main loop, never on the vCPU thread that rang. Each engine gets a
- * slice per run (a number of commands and a byte budget) and the bottom
+ * A DOORBELL write runs a short first slice of its engine on the vCPU
+ * thread that rang (a few commands, a small byte budget: a fence, a
+ * page-table update, a no-op job complete there and their interrupt is
+ * raised before the vCPU returns to the guest), then leaves the rest to a
+ * bottom half in the main loop. Each engine gets a slice per run of the
+ * bottom half (a number of commands and a byte budget) and the bottom
  * half reschedules itself while work remains, so a buffer that jumps to
- * itself or a huge fill cannot stall QEMU or MMIO. The bottom half carries
- * the device's re-entrancy guard, and DMA can only reach guest RAM and
- * VRAM (pagoda_mem.c), never the device's own registers.
+ * itself or a huge fill cannot stall QEMU, MMIO or the vCPU. The doorbell's
+ * slice runs inside the device's MMIO dispatch and the bottom half carries
+ * the device's re-entrancy guard; DMA can only reach guest RAM and VRAM
+ * (pagoda_mem.c), never the device's own registers.
  *
  * Every ring entry is retired exactly once, in order: completed, aborted
  * by a fault, or skipped because its context is halted. Retiring writes
@@ -27,6 +31,9 @@
 
 #define SLICE_COMMANDS          256
 #define SLICE_BYTES             (32 * 1024 * 1024)
+/* The slice a doorbell runs on the vCPU thread: about what a small job takes. */
+#define DOORBELL_COMMANDS       16
+#define DOORBELL_BYTES          (64 * 1024)
 #define WAIT_POLL_NS            (100 * 1000)
 
 static bool engine_idle(PagodaEngine *eng)
@@ -462,16 +469,17 @@ static bool command_done(PagodaEngine *eng)
 }
 
 /*
- * Run one slice of @eng. Returns true if it has more to run right away,
- * false if it is idle or waiting on a fence.
+ * Run one slice of @eng: at most @max_commands commands and @budget bytes.
+ * Returns true if it has more to run right away, false if it is idle or
+ * waiting on a fence.
  */
-static bool engine_run_slice(PagodaState *s, PagodaEngine *eng)
+static bool engine_run_slice(PagodaState *s, PagodaEngine *eng, unsigned max_commands,
+                             uint64_t budget)
 {
-    uint64_t budget = SLICE_BYTES;
     unsigned commands;
 
     eng->cur.waiting = false;
-    for (commands = 0; commands < SLICE_COMMANDS && budget; commands++) {
+    for (commands = 0; commands < max_commands && budget; commands++) {
         PagodaFault f = { 0 };
 
         if (!eng->cur.active) {
@@ -523,7 +531,7 @@ static void cp_run(void *opaque)
     }
 
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
-        more |= engine_run_slice(s, &s->engine[e]);
+        more |= engine_run_slice(s, &s->engine[e], SLICE_COMMANDS, SLICE_BYTES);
         waiting |= s->engine[e].cur.waiting;
     }
     if (more) {
@@ -533,6 +541,20 @@ static void cp_run(void *opaque)
         timer_mod(s->cp_wait_timer,
                   qemu_clock_get_ns(QEMU_CLOCK_REALTIME) + WAIT_POLL_NS);
     }
+}
+
+/*
+ * A doorbell: the engine's first slice, short, on the caller's thread (the
+ * vCPU that rang, or qtest), unless the VM is stopped (cp_run()); the
+ * bottom half takes over whatever is left or awaited.
+ */
+static void cp_doorbell(PagodaState *s, PagodaEngine *eng)
+{
+    if (runstate_is_running() &&
+        !engine_run_slice(s, eng, DOORBELL_COMMANDS, DOORBELL_BYTES) && !eng->cur.waiting) {
+        return;
+    }
+    pagoda_cp_kick(s);
 }
 
 static void cp_wait_timeout(void *opaque)
@@ -633,7 +655,7 @@ void pagoda_engine_write(PagodaState *s, PagodaEngine *eng, hwaddr reg,
     case PAGODA_ENG_DOORBELL:
         trace_pagoda_doorbell(eng->id, eng->head, eng->tail);
         eng->kicked_tail = eng->tail;
-        pagoda_cp_kick(s);
+        cp_doorbell(s, eng);
         return;
     }
     qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: write to read-only or "
