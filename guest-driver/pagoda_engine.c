@@ -378,6 +378,24 @@ void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired)
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
 }
 
+/*
+ * A doorbell runs the engine's first short slice before the write returns
+ * (hardware.md, Execution), so a small job has often retired by then: its
+ * fence signals here, on the submitter's CPU, instead of after its
+ * interrupt reached whichever CPU takes it. Only when every job up to the
+ * written fence completed: one that did not has a fault record, which the
+ * interrupt handler handles before the fence signals.
+ */
+static void pagoda_engine_reap(struct pagoda_engine *engine)
+{
+	u64 written = pagoda_engine_written_fence(engine);
+
+	/* the markers were written before the fence */
+	dma_rmb();
+	if (!pagoda_engine_incomplete_upto(engine, written))
+		pagoda_engine_retire_upto(engine, written);
+}
+
 /**
  * pagoda_engine_retire - signal every job the engine has retired
  * @engine: engine that is being stopped, reset or recovered, its fault
@@ -735,6 +753,7 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	mutex_unlock(&engine->submit_lock);
 	if (shared)
 		up_read(&engine->exclusive);
+	pagoda_engine_reap(engine);
 	return &job->fence;
 }
 
