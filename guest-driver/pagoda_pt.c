@@ -311,7 +311,8 @@ static struct pagoda_pt *pagoda_pt_alloc(struct pagoda_pt_tree *tree, u32 level,
 	}
 	chunk = list_first_entry_or_null(&tree->chunks, struct pagoda_pt_chunk, link);
 	if (!chunk || !chunk->nr_free) {
-		ret = pagoda_pt_new_chunk(tree);
+		/* pagoda_pt_reserve() made room for all a request can take */
+		ret = WARN_ON_ONCE(tree->chunks_closed) ? -ENOSPC : pagoda_pt_new_chunk(tree);
 		if (ret) {
 			kvfree(pt->children);
 			kfree(pt);
@@ -393,18 +394,30 @@ void pagoda_pt_init(struct pagoda_vm *vm)
 			   (u64)vm->max_root_entries << level_shift(vm->levels - 1));
 }
 
+/* @tree's root, made with the first mapping. */
+static int pagoda_pt_make_root(struct pagoda_pt_tree *tree)
+{
+	struct pagoda_pt *root;
+
+	if (tree->root)
+		return 0;
+	root = pagoda_pt_alloc(tree, tree->vm->levels - 1, tree->vm->root_entries);
+	if (IS_ERR(root))
+		return PTR_ERR(root);
+	tree->root = root;
+	return 0;
+}
+
 /* The level-1 table of @va, and the tables above it, made as needed. */
 static int pagoda_pt_alloc_upper(struct pagoda_pt_tree *tree, u64 va, struct pagoda_pt **level1)
 {
 	struct pagoda_pt *pt;
 	u32 level;
 
-	if (!tree->root) {
-		pt = pagoda_pt_alloc(tree, tree->vm->levels - 1, tree->vm->root_entries);
-		if (IS_ERR(pt))
-			return PTR_ERR(pt);
-		tree->root = pt;
-	}
+	int ret = pagoda_pt_make_root(tree);
+
+	if (ret)
+		return ret;
 	pt = tree->root;
 	for (level = tree->vm->levels - 1; level > 1; level--) {
 		struct pagoda_pt **child = &pt->children[pt_index(tree, va, level)];
@@ -578,9 +591,75 @@ static int pt_tree_alloc_range(struct pagoda_pt_tree *tree, u64 va, u64 size, st
 	return ret;
 }
 
+/* Free tables in @tree's chunks. */
+static u32 pt_tree_free_tables(struct pagoda_pt_tree *tree)
+{
+	struct pagoda_pt_chunk *chunk;
+	u32 n = 0;
+
+	/* those with free tables first */
+	list_for_each_entry(chunk, &tree->chunks, link) {
+		if (!chunk->nr_free)
+			break;
+		n += chunk->nr_free;
+	}
+	return n;
+}
+
+/*
+ * The most tables a mapping of @size can make below the root: at each
+ * level, a table per entry of the level above it crosses (two more for
+ * the ends), spares included (a span gets a table or a spare).
+ */
+static u32 pt_tables_bound(struct pagoda_vm *vm, u64 size)
+{
+	u32 level, n = 0;
+
+	for (level = 1; level < vm->levels; level++)
+		n += (size >> level_shift(level)) + 2;
+	return n;
+}
+
+/*
+ * Make @tree's root and enough chunks for @tables more tables, here:
+ * placing a chunk may evict with the caller's locking ticket, which
+ * another CPU cannot use.
+ */
+static int pagoda_pt_reserve(struct pagoda_pt_tree *tree, u32 tables)
+{
+	int ret = pagoda_pt_make_root(tree);
+
+	while (!ret && pt_tree_free_tables(tree) < tables)
+		ret = pagoda_pt_new_chunk(tree);
+	return ret;
+}
+
+/* pagoda_pt_alloc_range()'s arguments, for each tree. */
+struct pt_alloc_request {
+	u64 va;
+	u64 size;
+	struct pagoda_bo *bo;
+	u64 offset;
+	u32 instance;
+	bool leaf64;
+};
+
+static int pt_tree_alloc_request(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+				 void *arg)
+{
+	const struct pt_alloc_request *req = arg;
+
+	return pt_tree_alloc_range(tree, req->va, req->size,
+				   pt_tree_bo(tree, req->bo, req->instance), req->offset,
+				   req->leaf64);
+}
+
 /**
  * pagoda_pt_alloc_range - make the tables a mapping needs
  * @vm: the address space, its lock held
+ * @update: the update the mapping is written in: on a link the other GPUs'
+ *	tables are made on another CPU meanwhile, from chunks made here
+ *	first (pagoda_pt_reserve()); NULL to make them all here
  * @va: first address, page aligned
  * @size: bytes
  * @bo: the allocation it maps, placed where it will be mapped; NULL for
@@ -598,19 +677,36 @@ static int pt_tree_alloc_range(struct pagoda_pt_tree *tree, u64 va, u64 size, st
  *
  * Return: 0 or a negative errno; tables made before a failure stay.
  */
-int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
-			  u64 offset, u32 instance, bool leaf64)
+int pagoda_pt_alloc_range(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va,
+			  u64 size, struct pagoda_bo *bo, u64 offset, u32 instance, bool leaf64)
 {
+	struct pt_alloc_request req = {
+		.va = va, .size = size, .bo = bo, .offset = offset, .instance = instance,
+		.leaf64 = leaf64,
+	};
 	struct pagoda_pt_tree *tree;
 	int ret;
 
+	if (!update || vm->num_pt == 1) {
+		pagoda_vm_for_each_tree(vm, tree) {
+			ret = pt_tree_alloc_request(tree, NULL, &req);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	/* chunks in the same order on every GPU: each mirrors the first's */
 	pagoda_vm_for_each_tree(vm, tree) {
-		ret = pt_tree_alloc_range(tree, va, size, pt_tree_bo(tree, bo, instance), offset,
-					  leaf64);
+		ret = pagoda_pt_reserve(tree, pt_tables_bound(vm, size));
 		if (ret)
 			return ret;
 	}
-	return 0;
+	pagoda_vm_for_each_tree(vm, tree)
+		tree->chunks_closed = true;
+	ret = pagoda_vm_update_each_tree(vm, update, pt_tree_alloc_request, &req);
+	pagoda_vm_for_each_tree(vm, tree)
+		tree->chunks_closed = false;
+	return ret;
 }
 
 /*
@@ -969,6 +1065,27 @@ static int pt_tree_map(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *
 	return ret;
 }
 
+/* pagoda_pt_map()'s arguments, for each tree (pagoda_vm_update_each_tree()). */
+struct pt_map_request {
+	u64 va;
+	u64 size;
+	struct pagoda_bo *bo;
+	u64 offset;
+	u64 pte_flags;
+	u32 instance;
+	bool rewrite;
+};
+
+static int pt_tree_map_request(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+			       void *arg)
+{
+	const struct pt_map_request *req = arg;
+
+	return pt_tree_map(tree, batch, req->va, req->size,
+			   pt_tree_bo(tree, req->bo, req->instance), req->offset, req->pte_flags,
+			   req->rewrite);
+}
+
 /**
  * pagoda_pt_map - write the entries of a mapping
  * @vm: the address space, its lock held
@@ -986,23 +1103,21 @@ static int pt_tree_map(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *
  * @rewrite: the range is mapped already: its entries get new addresses
  *
  * Each GPU's tree gets its entries: another GPU's memory it reaches as a
- * peer. The tables must exist (pagoda_pt_alloc_range()).
+ * peer. On a link the other GPUs' trees are written on another CPU
+ * meanwhile (pagoda_vm_update_each_tree()). The tables must exist
+ * (pagoda_pt_alloc_range()).
  *
  * Return: 0 or a negative errno from the batch.
  */
 int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
 		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, u32 instance, bool rewrite)
 {
-	struct pagoda_pt_tree *tree;
-	int ret;
+	struct pt_map_request req = {
+		.va = va, .size = size, .bo = bo, .offset = offset, .pte_flags = pte_flags,
+		.instance = instance, .rewrite = rewrite,
+	};
 
-	pagoda_vm_for_each_tree(vm, tree) {
-		ret = pt_tree_map(tree, &update->batch[tree - vm->pt], va, size,
-				  pt_tree_bo(tree, bo, instance), offset, pte_flags, rewrite);
-		if (ret)
-			return ret;
-	}
-	return 0;
+	return pagoda_vm_update_each_tree(vm, update, pt_tree_map_request, &req);
 }
 
 /*

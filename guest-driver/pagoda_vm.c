@@ -553,6 +553,7 @@ void pagoda_vm_update_init(struct pagoda_vm *vm, struct pagoda_vm_update *update
 	struct pagoda_pt_tree *tree;
 
 	staged |= vm->num_pt > 1;
+	update->helper = (struct pagoda_vm_helper){};
 	pagoda_vm_for_each_tree(vm, tree) {
 		struct pagoda_paging_batch *batch = &update->batch[tree - vm->pt];
 
@@ -583,33 +584,54 @@ static int pagoda_vm_update_flush(struct pagoda_vm *vm, struct pagoda_vm_update 
  * @update: the update
  * @ret: 0, or the error that stopped building it: it is aborted
  *
- * Each GPU's batch that is not empty is submitted; its fence becomes that
- * GPU's last update, which the space's jobs on that GPU wait for. A batch
+ * Each GPU's batch that is not empty is submitted (on a link the other
+ * GPUs' on another CPU meanwhile, pagoda_vm_update_each_tree()); its fence
+ * becomes that GPU's last update, which the space's jobs on that GPU wait
+ * for. A batch
  * that fails (or is aborted) may have run in part: the tables are not
  * known, the space is lost.
  *
  * Return: @ret, or the first error of a batch.
  */
+/* pagoda_vm_update_done() for each tree: the aborting error, each tree's result. */
+struct pagoda_vm_finish {
+	int abort;
+	u64 submit_ns;
+	int ret[PAGODA_LINK_MAX_ADAPTERS];
+};
+
+static int pagoda_vm_finish_tree(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+				 void *arg)
+{
+	struct pagoda_vm_finish *finish = arg;
+	struct dma_fence *fence;
+
+	if (!finish->abort && pagoda_paging_batch_empty(batch))
+		return 0;
+	fence = pagoda_paging_batch_finish(batch, finish->abort);
+	if (IS_ERR(fence)) {
+		finish->ret[tree - tree->vm->pt] = PTR_ERR(fence);
+		return 0;
+	}
+	pagoda_vm_count_busy(tree->vm, batch->engine, fence, finish->submit_ns);
+	dma_fence_put(tree->last_update);
+	tree->last_update = fence;
+	return 0;
+}
+
 int pagoda_vm_update_done(struct pagoda_vm *vm, struct pagoda_vm_update *update, int ret)
 {
-	u64 submit_ns = ktime_get_raw_ns();
-	struct pagoda_pt_tree *tree;
+	struct pagoda_vm_finish finish = { .abort = ret, .submit_ns = ktime_get_raw_ns() };
+	u32 i;
 
-	pagoda_vm_for_each_tree(vm, tree) {
-		struct pagoda_paging_batch *batch = &update->batch[tree - vm->pt];
-		struct dma_fence *fence;
-
-		if (!ret && pagoda_paging_batch_empty(batch))
-			continue;
-		fence = pagoda_paging_batch_finish(batch, ret);
-		if (IS_ERR(fence)) {
+	/* every batch is finished: an error of one does not stop the others */
+	pagoda_vm_update_each_tree(vm, update, pagoda_vm_finish_tree, &finish);
+	pagoda_vm_update_close(update);
+	for (i = 0; i < vm->num_pt; i++) {
+		if (finish.ret[i]) {
 			vm->lost = true;
-			ret = PTR_ERR(fence);
-			continue;
+			ret = finish.ret[i];
 		}
-		pagoda_vm_count_busy(vm, batch->engine, fence, submit_ns);
-		dma_fence_put(tree->last_update);
-		tree->last_update = fence;
 	}
 	return ret;
 }
@@ -713,7 +735,7 @@ static int pagoda_vm_rebind(struct pagoda_vm *vm)
 		drm_gpuvm_bo_for_each_va(va, vm_bo) {
 			bool leaf64 = pagoda_vm_leaf64(vm, va->va.addr, va->va.range);
 
-			ret = pagoda_pt_alloc_range(vm, va->va.addr, va->va.range,
+			ret = pagoda_pt_alloc_range(vm, NULL, va->va.addr, va->va.range,
 						    gem_to_pagoda_bo(vm_bo->obj), va->gem.offset,
 						    to_pagoda_vma(va)->instance, leaf64);
 			if (ret) {
@@ -989,7 +1011,8 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 	op_ctx.instance = op->instance;
 	if (!obj) {
 		op_ctx.pte_flags |= PAGODA_PTE_ZERO;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size, NULL, 0, 0, bind->leaf64);
+		ret = pagoda_pt_alloc_range(vm, &bind->update, op->va, op->size, NULL, 0, 0,
+					    bind->leaf64);
 		return ret ?: pagoda_vm_update(bind, &op_ctx, op->va, op->size, NULL, 0);
 	}
 
@@ -998,8 +1021,8 @@ static int pagoda_vm_map(struct pagoda_vm_bind *bind, struct drm_pagoda_vm_op *o
 	ret = bind->placed == bo ? 0 : pagoda_vm_place(vm, bo);
 	if (!ret) {
 		bind->placed = bo;
-		ret = pagoda_pt_alloc_range(vm, op->va, op->size, bo, op->offset, op->instance,
-					    bind->leaf64);
+		ret = pagoda_pt_alloc_range(vm, &bind->update, op->va, op->size, bo, op->offset,
+					    op->instance, bind->leaf64);
 	}
 	if (ret) {
 		pagoda_pt_put_spares(vm);

@@ -134,8 +134,11 @@ struct pagoda_pt {
  *	jobs on @gpu wait for it
  * @slot: the context of @gpu that runs the space's work, 0 for none;
  *	under &pagoda_device.slot_lock
+ * @chunks_closed: tables come only from chunks made already (the tree is
+ *	being written on another CPU, which cannot place allocations)
  *
- * Under &pagoda_vm.lock but @slot. Every GPU of a link has one tree per
+ * Under &pagoda_vm.lock but @slot; while a request of an update runs
+ * (pagoda_vm_update_each_tree()), by the CPU that runs it. Every GPU of a link has one tree per
  * space, updated together: the same tables, at their own addresses, with
  * entries that differ where one GPU reaches memory as a peer
  * (pagoda_pt.c).
@@ -155,15 +158,55 @@ struct pagoda_pt_tree {
 	u32 leaf64_tables;
 	struct dma_fence *last_update;
 	u32 slot;
+	bool chunks_closed;
+};
+
+struct pagoda_vm_update;
+
+/* A request of an update for one tree and its batch (pagoda_pt_helper.c). */
+typedef int (*pagoda_tree_fn)(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+			      void *arg);
+
+/**
+ * struct pagoda_vm_helper - writes a link's other trees on another CPU
+ *	(pagoda_pt_helper.c)
+ * @work: the helper, on @cpu's high-priority pool; on the caller's stack
+ *	with its update
+ * @state: the request's PAGODA_HELPER_*: moved to TAKEN by whoever runs it
+ * @fn: the request
+ * @arg: its argument
+ * @ret: its result, for the other trees
+ * @vm: the space; NULL until the first request, and after the update closed
+ * @update: the update holding it
+ * @cpu: the CPU it runs on
+ * @closed: the update is done: the helper leaves
+ * @alone: no other CPU was online: the caller writes every tree
+ *
+ * The caller writes @fn, @arg before it marks the request ASKED and reads
+ * @ret after it saw DONE; the helper the other way round.
+ */
+struct pagoda_vm_helper {
+	struct work_struct work;
+	atomic_t state;
+	pagoda_tree_fn fn;
+	void *arg;
+	int ret;
+	struct pagoda_vm *vm;
+	struct pagoda_vm_update *update;
+	unsigned int cpu;
+	bool closed;
+	bool alone;
 };
 
 /**
  * struct pagoda_vm_update - one update of a space's tables: a paging batch
  *	on every GPU of its link, in step (pagoda_pt.c)
  * @batch: by GPU (&pagoda_device.adapter)
+ * @helper: on a link, writes the other GPUs' trees on another CPU
  */
 struct pagoda_vm_update {
 	struct pagoda_paging_batch batch[PAGODA_LINK_MAX_ADAPTERS];
+	struct pagoda_vm_helper helper;
 };
 
 /**
@@ -389,8 +432,8 @@ static inline struct pagoda_vm *to_pagoda_vm(struct drm_gpuvm *gpuvm)
 /* pagoda_pt.c */
 void pagoda_pt_init(struct pagoda_vm *vm);
 void pagoda_pt_fini(struct pagoda_vm *vm);
-int pagoda_pt_alloc_range(struct pagoda_vm *vm, u64 va, u64 size, struct pagoda_bo *bo,
-			  u64 offset, u32 instance, bool leaf64);
+int pagoda_pt_alloc_range(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va,
+			  u64 size, struct pagoda_bo *bo, u64 offset, u32 instance, bool leaf64);
 int pagoda_pt_prepare_clear(struct pagoda_vm *vm, u64 va, u64 size);
 void pagoda_pt_put_spares(struct pagoda_vm *vm);
 int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
@@ -410,6 +453,9 @@ void pagoda_vm_destroy(struct pagoda_vm *vm);
 int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct pagoda_device *gpu, struct drm_exec *exec,
 			  struct drm_sched_job *job);
 void pagoda_vm_update_init(struct pagoda_vm *vm, struct pagoda_vm_update *update, bool staged);
+int pagoda_vm_update_each_tree(struct pagoda_vm *vm, struct pagoda_vm_update *update,
+			       pagoda_tree_fn fn, void *arg);
+void pagoda_vm_update_close(struct pagoda_vm_update *update);
 int pagoda_vm_update_done(struct pagoda_vm *vm, struct pagoda_vm_update *update, int ret);
 struct dma_fence *pagoda_vm_last_update(struct pagoda_vm *vm);
 void pagoda_vm_bo_moved(struct pagoda_bo *bo);
