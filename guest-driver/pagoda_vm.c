@@ -578,21 +578,6 @@ static int pagoda_vm_update_flush(struct pagoda_vm *vm, struct pagoda_vm_update 
 	return 0;
 }
 
-/**
- * pagoda_vm_update_done - submit an update (or abort it)
- * @vm: the space, its lock held
- * @update: the update
- * @ret: 0, or the error that stopped building it: it is aborted
- *
- * Each GPU's batch that is not empty is submitted (on a link the other
- * GPUs' on another CPU meanwhile, pagoda_vm_update_each_tree()); its fence
- * becomes that GPU's last update, which the space's jobs on that GPU wait
- * for. A batch
- * that fails (or is aborted) may have run in part: the tables are not
- * known, the space is lost.
- *
- * Return: @ret, or the first error of a batch.
- */
 /* pagoda_vm_update_done() for each tree: the aborting error, each tree's result. */
 struct pagoda_vm_finish {
 	int abort;
@@ -619,6 +604,20 @@ static int pagoda_vm_finish_tree(struct pagoda_pt_tree *tree, struct pagoda_pagi
 	return 0;
 }
 
+/**
+ * pagoda_vm_update_done - submit an update (or abort it)
+ * @vm: the space, its lock held
+ * @update: the update
+ * @ret: 0, or the error that stopped building it: it is aborted
+ *
+ * Each GPU's batch that is not empty is submitted (on a link the other
+ * GPUs' on another CPU meanwhile, pagoda_vm_update_each_tree()); its fence
+ * becomes that GPU's last update, which the space's jobs on that GPU wait
+ * for. A batch that fails (or is aborted) may have run in part: the
+ * tables are not known, the space is lost.
+ *
+ * Return: @ret, or the first error of a batch.
+ */
 int pagoda_vm_update_done(struct pagoda_vm *vm, struct pagoda_vm_update *update, int ret)
 {
 	struct pagoda_vm_finish finish = { .abort = ret, .submit_ns = ktime_get_raw_ns() };
