@@ -559,6 +559,23 @@ int pagoda_paging_batch_flush(struct pagoda_paging_batch *batch)
 }
 
 /**
+ * pagoda_paging_batch_flush_full - start the jobs a staged batch fills
+ * @batch: the batch
+ *
+ * Once a job's worth is staged, the commands go to the ring
+ * (pagoda_paging_batch_flush()): the paging engine starts on them while
+ * the request goes on staging more, rather than after it.
+ *
+ * Return: 0 or a negative errno from pagoda_paging_batch_flush().
+ */
+int pagoda_paging_batch_flush_full(struct pagoda_paging_batch *batch)
+{
+	if (!batch->staging || batch->staged_bytes < PAGODA_JOB_CAPACITY)
+		return 0;
+	return pagoda_paging_batch_flush(batch);
+}
+
+/**
  * pagoda_paging_batch_submit - submit what the batch holds
  * @batch: the batch
  *

@@ -48,6 +48,7 @@ void pagoda_paging_batch_init(struct pagoda_paging_batch *batch, struct pagoda_d
 void pagoda_paging_batch_init_staged(struct pagoda_paging_batch *batch,
 				     struct pagoda_device *pgdev);
 int pagoda_paging_batch_flush(struct pagoda_paging_batch *batch);
+int pagoda_paging_batch_flush_full(struct pagoda_paging_batch *batch);
 bool pagoda_paging_batch_empty(struct pagoda_paging_batch *batch);
 int pagoda_paging_fill(struct pagoda_paging_batch *batch, u64 dst, u64 size, u32 pattern);
 int pagoda_paging_copy(struct pagoda_paging_batch *batch, u64 src, u64 dst, u64 size);

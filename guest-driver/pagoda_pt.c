@@ -847,6 +847,47 @@ static int pagoda_pt_leaf(struct pagoda_pt_tree *tree, struct pagoda_paging_batc
 	return 0;
 }
 
+/*
+ * A fresh leaf table at @va (2 MiB aligned) that a run fills whole, @pte
+ * its first entry and the others following it: the entries are written
+ * first and the table linked after, with no pass writing it invalid, since
+ * nothing reaches the table before it is complete (a job of the space may
+ * run meanwhile). *@filled: it was such a table, and is written and linked.
+ */
+static int pagoda_pt_fill_fresh_leaf(struct pagoda_pt_tree *tree,
+				     struct pagoda_paging_batch *batch, u64 va, u64 pte,
+				     bool rewrite, bool *filled)
+{
+	struct pagoda_pt *level1, *child;
+	u64 link;
+	u32 index;
+	int ret;
+
+	*filled = false;
+	ret = pagoda_pt_level1(tree, batch, va, &level1);
+	if (ret)
+		return ret;
+	index = pt_index(tree, va, 1);
+	child = level1->children[index];
+	if (!pt_is_table(child) || !child->fresh || child->leaf64)
+		return 0;
+	ret = pagoda_paging_update_ptes(batch, 0, child->addr, 0, &pte, child->entries,
+					PAGODA_UPT_REPEAT | PAGODA_UPT_REPEAT_INCREMENT);
+	link = pt_table_pte(child);
+	if (!ret)
+		ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &link, 1, 0);
+	if (ret)
+		return ret;
+	child->fresh = false;
+	level1->used++;
+	if (!rewrite)
+		child->used += child->entries;
+	tree->leaf_hint = child;
+	tree->leaf_hint_span = va >> ilog2(LARGE_SIZE);
+	*filled = true;
+	return 0;
+}
+
 /* Map the span of @va as one 2 MiB page, entry @pte, replacing what is there. */
 static int pagoda_pt_set_large(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
 			       u64 va, u64 pte)
@@ -961,6 +1002,20 @@ static int pagoda_pt_map_run(struct pagoda_pt_tree *tree, struct pagoda_pt_write
 			paddr += LARGE_SIZE;
 			bytes -= LARGE_SIZE;
 			continue;
+		}
+		if (IS_ALIGNED(va, LARGE_SIZE) && bytes >= LARGE_SIZE) {
+			bool filled;
+
+			ret = pagoda_pt_fill_fresh_leaf(tree, w->batch, va, pt_pte(paddr, pte_flags),
+							w->rewrite, &filled);
+			if (ret)
+				return ret;
+			if (filled) {
+				va += LARGE_SIZE;
+				paddr += LARGE_SIZE;
+				bytes -= LARGE_SIZE;
+				continue;
+			}
 		}
 		ret = pagoda_pt_leaf(tree, w->batch, va, w->rewrite, &leaf);
 		if (ret)
@@ -1080,10 +1135,18 @@ static int pt_tree_map_request(struct pagoda_pt_tree *tree, struct pagoda_paging
 			       void *arg)
 {
 	const struct pt_map_request *req = arg;
+	int ret;
 
-	return pt_tree_map(tree, batch, req->va, req->size,
-			   pt_tree_bo(tree, req->bo, req->instance), req->offset, req->pte_flags,
-			   req->rewrite);
+	ret = pt_tree_map(tree, batch, req->va, req->size,
+			  pt_tree_bo(tree, req->bo, req->instance), req->offset, req->pte_flags,
+			  req->rewrite);
+	if (ret)
+		return ret;
+	ret = pagoda_paging_batch_flush_full(batch);
+	/* what was not submitted is lost to the device's tables */
+	if (ret)
+		WRITE_ONCE(tree->vm->lost, true);
+	return ret;
 }
 
 /**
