@@ -634,20 +634,25 @@ static int pagoda_pt_reserve(struct pagoda_pt_tree *tree, u32 tables)
 	return ret;
 }
 
-/* pagoda_pt_alloc_range()'s arguments, for each tree. */
-struct pt_alloc_request {
+/*
+ * A mapping's range, for each tree (pagoda_vm_update_each_tree()):
+ * pagoda_pt_alloc_range()'s and pagoda_pt_map()'s arguments.
+ */
+struct pt_request {
 	u64 va;
 	u64 size;
 	struct pagoda_bo *bo;
 	u64 offset;
+	u64 pte_flags;
 	u32 instance;
 	bool leaf64;
+	bool rewrite;
 };
 
 static int pt_tree_alloc_request(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
 				 void *arg)
 {
-	const struct pt_alloc_request *req = arg;
+	const struct pt_request *req = arg;
 
 	return pt_tree_alloc_range(tree, req->va, req->size,
 				   pt_tree_bo(tree, req->bo, req->instance), req->offset,
@@ -680,7 +685,7 @@ static int pt_tree_alloc_request(struct pagoda_pt_tree *tree, struct pagoda_pagi
 int pagoda_pt_alloc_range(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va,
 			  u64 size, struct pagoda_bo *bo, u64 offset, u32 instance, bool leaf64)
 {
-	struct pt_alloc_request req = {
+	struct pt_request req = {
 		.va = va, .size = size, .bo = bo, .offset = offset, .instance = instance,
 		.leaf64 = leaf64,
 	};
@@ -847,6 +852,14 @@ static int pagoda_pt_leaf(struct pagoda_pt_tree *tree, struct pagoda_paging_batc
 	return 0;
 }
 
+/* The level-1 table of @va, linked in, and the index of @va's span in it. */
+static int pagoda_pt_span_entry(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+				u64 va, struct pagoda_pt **level1, u32 *index)
+{
+	*index = pt_index(tree, va, 1);
+	return pagoda_pt_level1(tree, batch, va, level1);
+}
+
 /*
  * A fresh leaf table at @va (2 MiB aligned) that a run fills whole, @pte
  * its first entry and the others following it: the entries are written
@@ -864,10 +877,9 @@ static int pagoda_pt_fill_fresh_leaf(struct pagoda_pt_tree *tree,
 	int ret;
 
 	*filled = false;
-	ret = pagoda_pt_level1(tree, batch, va, &level1);
+	ret = pagoda_pt_span_entry(tree, batch, va, &level1, &index);
 	if (ret)
 		return ret;
-	index = pt_index(tree, va, 1);
 	child = level1->children[index];
 	if (!pt_is_table(child) || !child->fresh || child->leaf64)
 		return 0;
@@ -896,10 +908,9 @@ static int pagoda_pt_set_large(struct pagoda_pt_tree *tree, struct pagoda_paging
 	u32 index;
 	int ret;
 
-	ret = pagoda_pt_level1(tree, batch, va, &level1);
+	ret = pagoda_pt_span_entry(tree, batch, va, &level1, &index);
 	if (ret)
 		return ret;
-	index = pt_index(tree, va, 1);
 	ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
 	if (ret)
 		return ret;
@@ -1006,8 +1017,9 @@ static int pagoda_pt_map_run(struct pagoda_pt_tree *tree, struct pagoda_pt_write
 		if (IS_ALIGNED(va, LARGE_SIZE) && bytes >= LARGE_SIZE) {
 			bool filled;
 
-			ret = pagoda_pt_fill_fresh_leaf(tree, w->batch, va, pt_pte(paddr, pte_flags),
-							w->rewrite, &filled);
+			ret = pagoda_pt_fill_fresh_leaf(tree, w->batch, va,
+							pt_pte(paddr, pte_flags), w->rewrite,
+							&filled);
 			if (ret)
 				return ret;
 			if (filled) {
@@ -1120,21 +1132,10 @@ static int pt_tree_map(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *
 	return ret;
 }
 
-/* pagoda_pt_map()'s arguments, for each tree (pagoda_vm_update_each_tree()). */
-struct pt_map_request {
-	u64 va;
-	u64 size;
-	struct pagoda_bo *bo;
-	u64 offset;
-	u64 pte_flags;
-	u32 instance;
-	bool rewrite;
-};
-
 static int pt_tree_map_request(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
 			       void *arg)
 {
-	const struct pt_map_request *req = arg;
+	const struct pt_request *req = arg;
 	int ret;
 
 	ret = pt_tree_map(tree, batch, req->va, req->size,
@@ -1175,7 +1176,7 @@ static int pt_tree_map_request(struct pagoda_pt_tree *tree, struct pagoda_paging
 int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va, u64 size,
 		  struct pagoda_bo *bo, u64 offset, u64 pte_flags, u32 instance, bool rewrite)
 {
-	struct pt_map_request req = {
+	struct pt_request req = {
 		.va = va, .size = size, .bo = bo, .offset = offset, .pte_flags = pte_flags,
 		.instance = instance, .rewrite = rewrite,
 	};
