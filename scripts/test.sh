@@ -137,13 +137,13 @@ LINK_MIGRATION_ARGS="--snapshots 1 --migrate 2 --migrate-interval 4 --stress-sec
 MIGRATION_PROGRAMS="stress display vm_render tiles phys_split"
 MIGRATION_ARGS="--snapshots 1 --migrate 3 --migrate-interval 4 --stress-seconds 15"
 # The KCOV-guided UAPI fuzzer (scripts/fuzz-driver.sh runs it for longer)
-# joins the small device's boot on the debug kernel, which has KCOV: 30 s
+# joins the small device's boot on the debug kernel, which has KCOV: 20 s
 # of three processes competing for its VRAM.
 declare -A KFUZZ_PROGRAM=([stock]="" [debug]=pagoda-kfuzz)
-KFUZZ_ARGS="pagoda_guest.kfuzz_seconds=30 pagoda_guest.kfuzz_procs=3"
-# The stress program runs 60 s where the checks are (debug kernel), 20 s
+KFUZZ_ARGS="pagoda_guest.kfuzz_seconds=20 pagoda_guest.kfuzz_procs=3"
+# The stress program runs 45 s where the checks are (debug kernel), 20 s
 # on the stock kernel.
-declare -A STRESS_SECONDS=([stock]=20 [debug]=60)
+declare -A STRESS_SECONDS=([stock]=20 [debug]=45)
 # A hung job is found after 3 s, not 10 (the driver's default): the
 # recovery programs hang the engines three times on each kernel.
 DRIVER_ARGS="pagoda.hang_timeout_ms=3000"
