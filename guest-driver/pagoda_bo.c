@@ -1076,6 +1076,7 @@ static struct pagoda_bo *pagoda_bo_create_linked(struct pagoda_link *link,
 						 const struct drm_pagoda_gem_create *args, u64 size)
 {
 	struct ttm_operation_ctx ctx = { .interruptible = true };
+	bool mirrored = args->flags & DRM_PAGODA_BO_LINK_MIRRORED, at_first = false;
 	struct drm_gem_object *resv_obj;
 	struct pagoda_bo *bo = NULL;
 	struct pagoda_bo_at at;
@@ -1095,12 +1096,10 @@ static struct pagoda_bo *pagoda_bo_create_linked(struct pagoda_link *link,
 	}
 	dma_resv_lock(resv_obj->resv, NULL);
 	for (i = 0; i < link->num_gpus; i++) {
-		bool mirror = args->flags & DRM_PAGODA_BO_LINK_MIRRORED && bo &&
-			      pagoda_bo_where(bo, &at);
 		struct pagoda_bo *instance;
 
 		instance = pagoda_bo_create(link->gpu[i], args, size, resv_obj->resv, true, NULL,
-					    mirror ? &at : NULL);
+					    at_first ? &at : NULL);
 		if (IS_ERR(instance)) {
 			ret = pagoda_bo_no_room(PTR_ERR(instance));
 			break;
@@ -1110,6 +1109,8 @@ static struct pagoda_bo *pagoda_bo_create_linked(struct pagoda_link *link,
 		if (!bo) {
 			bo = instance;
 			bo->num_instances = link->num_gpus;
+			/* a mirrored one's others where the first is */
+			at_first = mirrored && pagoda_bo_where(bo, &at);
 		} else {
 			instance->primary = bo;
 		}

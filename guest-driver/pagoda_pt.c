@@ -663,8 +663,9 @@ static int pt_tree_alloc_request(struct pagoda_pt_tree *tree, struct pagoda_pagi
  * pagoda_pt_alloc_range - make the tables a mapping needs
  * @vm: the address space, its lock held
  * @update: the update the mapping is written in: on a link the other GPUs'
- *	tables are made on another CPU meanwhile, from chunks made here
- *	first (pagoda_pt_reserve()); NULL to make them all here
+ *	tables of a range of 2 MiB or more are made on another CPU
+ *	meanwhile, from chunks made here first (pagoda_pt_reserve()); NULL
+ *	to make them all here
  * @va: first address, page aligned
  * @size: bytes
  * @bo: the allocation it maps, placed where it will be mapped; NULL for
@@ -692,7 +693,8 @@ int pagoda_pt_alloc_range(struct pagoda_vm *vm, struct pagoda_vm_update *update,
 	struct pagoda_pt_tree *tree;
 	int ret;
 
-	if (!update || vm->num_pt == 1) {
+	/* a small range is not worth the other CPU */
+	if (!update || vm->num_pt == 1 || size < LARGE_SIZE) {
 		pagoda_vm_for_each_tree(vm, tree) {
 			ret = pt_tree_alloc_request(tree, NULL, &req);
 			if (ret)
@@ -708,7 +710,7 @@ int pagoda_pt_alloc_range(struct pagoda_vm *vm, struct pagoda_vm_update *update,
 	}
 	pagoda_vm_for_each_tree(vm, tree)
 		tree->chunks_closed = true;
-	ret = pagoda_vm_update_each_tree(vm, update, pt_tree_alloc_request, &req);
+	ret = pagoda_vm_update_each_tree(vm, update, pt_tree_alloc_request, &req, true);
 	pagoda_vm_for_each_tree(vm, tree)
 		tree->chunks_closed = false;
 	return ret;
@@ -1168,7 +1170,8 @@ static int pt_tree_map_request(struct pagoda_pt_tree *tree, struct pagoda_paging
  *
  * Each GPU's tree gets its entries: another GPU's memory it reaches as a
  * peer. On a link the other GPUs' trees are written on another CPU
- * meanwhile (pagoda_vm_update_each_tree()). The tables must exist
+ * meanwhile for a range of 2 MiB or more (pagoda_vm_update_each_tree()).
+ * The tables must exist
  * (pagoda_pt_alloc_range()).
  *
  * Return: 0 or a negative errno from the batch.
@@ -1181,7 +1184,8 @@ int pagoda_pt_map(struct pagoda_vm *vm, struct pagoda_vm_update *update, u64 va,
 		.instance = instance, .rewrite = rewrite,
 	};
 
-	return pagoda_vm_update_each_tree(vm, update, pt_tree_map_request, &req);
+	return pagoda_vm_update_each_tree(vm, update, pt_tree_map_request, &req,
+					  size >= LARGE_SIZE);
 }
 
 /*

@@ -78,6 +78,8 @@ static void pagoda_helper_work(struct work_struct *work)
 			break;
 		cpu_relax();
 	}
+	/* a request asked meanwhile is the caller's to run, or queues it again */
+	atomic_set_release(&h->running, 0);
 }
 
 /* The other CPU the helper runs on; false when there is none. */
@@ -92,6 +94,7 @@ static bool pagoda_helper_start(struct pagoda_vm_helper *h, struct pagoda_vm *vm
 	h->update = update;
 	h->cpu = cpu;
 	atomic_set(&h->state, PAGODA_HELPER_IDLE);
+	atomic_set(&h->running, 0);
 	INIT_WORK_ONSTACK(&h->work, pagoda_helper_work);
 	return true;
 }
@@ -119,22 +122,25 @@ static int pagoda_helper_join(struct pagoda_vm_helper *h)
  * @fn: the request for one tree and its batch; touches nothing of the
  *	other trees
  * @arg: what @fn needs, unchanged until this returns
+ * @share: the request is worth another CPU (false: too small to pay for
+ *	the hand-over; every tree's part runs here)
  *
- * The first tree's part runs here; on a link the other trees' run on
- * another CPU meanwhile (DOC above), or here after it when no other CPU
- * took them first.
+ * The first tree's part runs here; on a link, if @share, the other trees'
+ * run on another CPU meanwhile (DOC above), or here after it when no other
+ * CPU took them first.
  *
  * Return: the first tree's error, else the first of the others'.
  */
 int pagoda_vm_update_each_tree(struct pagoda_vm *vm, struct pagoda_vm_update *update,
-			       pagoda_tree_fn fn, void *arg)
+			       pagoda_tree_fn fn, void *arg, bool share)
 {
 	struct pagoda_vm_helper *h = &update->helper;
 	int ret, others;
 
-	if (vm->num_pt > 1 && !h->vm && !h->alone && !pagoda_helper_start(h, vm, update))
+	if (share && vm->num_pt > 1 && !h->vm && !h->alone &&
+	    !pagoda_helper_start(h, vm, update))
 		h->alone = true;
-	if (!h->vm) {
+	if (!share || !h->vm) {
 		struct pagoda_pt_tree *tree;
 
 		pagoda_vm_for_each_tree(vm, tree) {
@@ -147,8 +153,9 @@ int pagoda_vm_update_each_tree(struct pagoda_vm *vm, struct pagoda_vm_update *up
 	h->fn = fn;
 	h->arg = arg;
 	atomic_set_release(&h->state, PAGODA_HELPER_ASKED);
-	/* a running helper takes it; otherwise this one will */
-	queue_work_on(h->cpu, system_highpri_wq, &h->work);
+	/* a running helper takes it; otherwise the one queued here will */
+	if (!atomic_xchg(&h->running, 1))
+		queue_work_on(h->cpu, system_highpri_wq, &h->work);
 	ret = fn(vm->pt, &update->batch[0], arg);
 	if (atomic_cmpxchg(&h->state, PAGODA_HELPER_ASKED,
 			   PAGODA_HELPER_TAKEN) == PAGODA_HELPER_ASKED)

@@ -624,7 +624,7 @@ int pagoda_vm_update_done(struct pagoda_vm *vm, struct pagoda_vm_update *update,
 	u32 i;
 
 	/* every batch is finished: an error of one does not stop the others */
-	pagoda_vm_update_each_tree(vm, update, pagoda_vm_finish_tree, &finish);
+	pagoda_vm_update_each_tree(vm, update, pagoda_vm_finish_tree, &finish, true);
 	pagoda_vm_update_close(update);
 	for (i = 0; i < vm->num_pt; i++) {
 		if (finish.ret[i]) {

@@ -173,6 +173,7 @@ typedef int (*pagoda_tree_fn)(struct pagoda_pt_tree *tree, struct pagoda_paging_
  * @work: the helper, on @cpu's high-priority pool; on the caller's stack
  *	with its update
  * @state: the request's PAGODA_HELPER_*: moved to TAKEN by whoever runs it
+ * @running: @work is queued or running: asking queues it only when not
  * @fn: the request
  * @arg: its argument
  * @ret: its result, for the other trees
@@ -188,6 +189,7 @@ typedef int (*pagoda_tree_fn)(struct pagoda_pt_tree *tree, struct pagoda_paging_
 struct pagoda_vm_helper {
 	struct work_struct work;
 	atomic_t state;
+	atomic_t running;
 	pagoda_tree_fn fn;
 	void *arg;
 	int ret;
@@ -454,7 +456,7 @@ int pagoda_vm_prepare_job(struct pagoda_vm *vm, struct pagoda_device *gpu, struc
 			  struct drm_sched_job *job);
 void pagoda_vm_update_init(struct pagoda_vm *vm, struct pagoda_vm_update *update, bool staged);
 int pagoda_vm_update_each_tree(struct pagoda_vm *vm, struct pagoda_vm_update *update,
-			       pagoda_tree_fn fn, void *arg);
+			       pagoda_tree_fn fn, void *arg, bool share);
 void pagoda_vm_update_close(struct pagoda_vm_update *update);
 int pagoda_vm_update_done(struct pagoda_vm *vm, struct pagoda_vm_update *update, int ret);
 struct dma_fence *pagoda_vm_last_update(struct pagoda_vm *vm);
