@@ -862,39 +862,87 @@ static int pagoda_pt_span_entry(struct pagoda_pt_tree *tree, struct pagoda_pagin
 	return pagoda_pt_level1(tree, batch, va, level1);
 }
 
+/* Explicit entries of one table, gathered for one command. */
+struct pagoda_pt_entries {
+	struct pagoda_pt *pt;
+	u32 start;
+	u32 count;
+	u64 ptes[PAGODA_PT_BATCH];
+};
+
+/*
+ * What a mapping writes in explicit entries: leaf entries, and the links
+ * of fresh leaf tables written whole, which go after those tables' fills
+ * as one command per run of them rather than one each between the fills.
+ */
+struct pagoda_pt_writer {
+	struct pagoda_paging_batch *batch;
+	bool rewrite;
+	struct pagoda_pt_entries leaf;
+	struct pagoda_pt_entries links;
+};
+
+static int pagoda_pt_entries_flush(struct pagoda_pt_writer *w, struct pagoda_pt_entries *e)
+{
+	int ret = 0;
+
+	if (e->count)
+		ret = pagoda_paging_update_ptes(w->batch, e->pt->level, e->pt->addr, e->start,
+						e->ptes, e->count, pt_upt_flags(e->pt));
+	e->count = 0;
+	return ret;
+}
+
+static int pagoda_pt_entries_add(struct pagoda_pt_writer *w, struct pagoda_pt_entries *e,
+				 struct pagoda_pt *pt, u32 index, u64 pte)
+{
+	int ret;
+
+	if (e->count && (e->pt != pt || e->start + e->count != index ||
+			 e->count == PAGODA_PT_BATCH)) {
+		ret = pagoda_pt_entries_flush(w, e);
+		if (ret)
+			return ret;
+	}
+	if (!e->count) {
+		e->pt = pt;
+		e->start = index;
+	}
+	e->ptes[e->count++] = pte;
+	return 0;
+}
+
 /*
  * A fresh leaf table at @va (2 MiB aligned) that a run fills whole, @pte
  * its first entry and the others following it: the entries are written
- * first and the table linked after, with no pass writing it invalid, since
- * nothing reaches the table before it is complete (a job of the space may
- * run meanwhile). *@filled: it was such a table, and is written and linked.
+ * first and the table linked after (its link joins @w's), with no pass
+ * writing it invalid, since nothing reaches the table before it is
+ * complete (a job of the space may run meanwhile). *@filled: it was such
+ * a table, and is written, its link staged.
  */
-static int pagoda_pt_fill_fresh_leaf(struct pagoda_pt_tree *tree,
-				     struct pagoda_paging_batch *batch, u64 va, u64 pte,
-				     bool rewrite, bool *filled)
+static int pagoda_pt_fill_fresh_leaf(struct pagoda_pt_tree *tree, struct pagoda_pt_writer *w,
+				     u64 va, u64 pte, bool *filled)
 {
 	struct pagoda_pt *level1, *child;
-	u64 link;
 	u32 index;
 	int ret;
 
 	*filled = false;
-	ret = pagoda_pt_span_entry(tree, batch, va, &level1, &index);
+	ret = pagoda_pt_span_entry(tree, w->batch, va, &level1, &index);
 	if (ret)
 		return ret;
 	child = level1->children[index];
 	if (!pt_is_table(child) || !child->fresh || child->leaf64)
 		return 0;
-	ret = pagoda_paging_update_ptes(batch, 0, child->addr, 0, &pte, child->entries,
+	ret = pagoda_paging_update_ptes(w->batch, 0, child->addr, 0, &pte, child->entries,
 					PAGODA_UPT_REPEAT | PAGODA_UPT_REPEAT_INCREMENT);
-	link = pt_table_pte(child);
 	if (!ret)
-		ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &link, 1, 0);
+		ret = pagoda_pt_entries_add(w, &w->links, level1, index, pt_table_pte(child));
 	if (ret)
 		return ret;
 	child->fresh = false;
 	level1->used++;
-	if (!rewrite)
+	if (!w->rewrite)
 		child->used += child->entries;
 	tree->leaf_hint = child;
 	tree->leaf_hint_span = va >> ilog2(LARGE_SIZE);
@@ -927,46 +975,6 @@ static int pagoda_pt_set_large(struct pagoda_pt_tree *tree, struct pagoda_paging
 	if (pt_is_table(child))
 		pagoda_pt_free(tree, child);
 	level1->children[index] = PT_LARGE;
-	return 0;
-}
-
-/* Explicit leaf entries gathered for one command. */
-struct pagoda_pt_writer {
-	struct pagoda_paging_batch *batch;
-	bool rewrite;
-	struct pagoda_pt *pt;
-	u32 start;
-	u32 count;
-	u64 ptes[PAGODA_PT_BATCH];
-};
-
-static int pagoda_pt_writer_flush(struct pagoda_pt_writer *w)
-{
-	int ret = 0;
-
-	if (w->count)
-		ret = pagoda_paging_update_ptes(w->batch, 0, w->pt->addr, w->start, w->ptes,
-						w->count, pt_upt_flags(w->pt));
-	w->count = 0;
-	return ret;
-}
-
-static int pagoda_pt_writer_add(struct pagoda_pt_writer *w, struct pagoda_pt *pt, u32 index,
-				u64 pte)
-{
-	int ret;
-
-	if (w->count && (w->pt != pt || w->start + w->count != index ||
-			 w->count == PAGODA_PT_BATCH)) {
-		ret = pagoda_pt_writer_flush(w);
-		if (ret)
-			return ret;
-	}
-	if (!w->count) {
-		w->pt = pt;
-		w->start = index;
-	}
-	w->ptes[w->count++] = pte;
 	return 0;
 }
 
@@ -1004,7 +1012,7 @@ static int pagoda_pt_map_run(struct pagoda_pt_tree *tree, struct pagoda_pt_write
 
 		if (pt_large_ok(tree, va, paddr, bytes, false) &&
 		    !pagoda_pt_span_leaf64(tree, va)) {
-			ret = pagoda_pt_writer_flush(w);
+			ret = pagoda_pt_entries_flush(w, &w->leaf);
 			if (!ret)
 				ret = pagoda_pt_set_large(tree, w->batch, va,
 							  pt_pte(paddr, pte_flags |
@@ -1019,8 +1027,7 @@ static int pagoda_pt_map_run(struct pagoda_pt_tree *tree, struct pagoda_pt_write
 		if (IS_ALIGNED(va, LARGE_SIZE) && bytes >= LARGE_SIZE) {
 			bool filled;
 
-			ret = pagoda_pt_fill_fresh_leaf(tree, w->batch, va,
-							pt_pte(paddr, pte_flags), w->rewrite,
+			ret = pagoda_pt_fill_fresh_leaf(tree, w, va, pt_pte(paddr, pte_flags),
 							&filled);
 			if (ret)
 				return ret;
@@ -1044,15 +1051,15 @@ static int pagoda_pt_map_run(struct pagoda_pt_tree *tree, struct pagoda_pt_write
 				    pt_upt_flags(leaf);
 			u64 pte = pt_pte(paddr, pte_flags);
 
-			ret = pagoda_pt_writer_flush(w);
+			ret = pagoda_pt_entries_flush(w, &w->leaf);
 			if (!ret)
 				ret = pagoda_paging_update_ptes(w->batch, 0, leaf->addr, index,
 								&pte, n, flags);
 		} else {
 			for (i = 0; i < n && !ret; i++)
-				ret = pagoda_pt_writer_add(w, leaf, index + i,
-							   pt_pte(paddr + ((u64)i << shift),
-								  pte_flags));
+				ret = pagoda_pt_entries_add(w, &w->leaf, leaf, index + i,
+							    pt_pte(paddr + ((u64)i << shift),
+								   pte_flags));
 		}
 		if (ret)
 			return ret;
@@ -1127,7 +1134,9 @@ static int pt_tree_map(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *
 			pos += run.bytes;
 		}
 		if (!ret)
-			ret = pagoda_pt_writer_flush(&w);
+			ret = pagoda_pt_entries_flush(&w, &w.leaf);
+		if (!ret)
+			ret = pagoda_pt_entries_flush(&w, &w.links);
 	}
 	if (!ret)
 		ret = pagoda_paging_flush_tlb(batch, 0, va, size, true);
