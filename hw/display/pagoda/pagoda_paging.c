@@ -18,8 +18,6 @@
 #include "pagoda_int.h"
 #include "trace.h"
 
-/* PTEs written per memory access by UPDATE_PAGE_TABLE with REPEAT. */
-
 static uint32_t u32_at(PagodaEngine *eng, unsigned byte)
 {
     return ldl_le_p((uint8_t *)eng->cur.cmd + byte);
