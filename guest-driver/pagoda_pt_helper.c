@@ -42,9 +42,8 @@
  * the vCPU's translated code and its thread takes QEMU's big lock before
  * it goes on (and under KVM it is a pause-loop exit), so a CPU spinning
  * with it keeps the device and the other CPU's register accesses waiting
- * on that lock: a link's binds in 2 MiB pages took 1.4-1.8x a lone GPU's
- * with it, 1.1-1.3x without. The spins are short and bounded (the _NS
- * limits above).
+ * on that lock (docs/performance.md, Binding on a link). The spins are
+ * short and bounded (the _NS limits above).
  */
 static inline void pagoda_helper_spin(void)
 {
