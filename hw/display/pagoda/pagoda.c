@@ -63,10 +63,28 @@ static void pagoda_update_irq(PagodaState *s)
     pci_set_irq(pdev, pending != 0);
 }
 
+/*
+ * With the device's lock. A DOORBELL's slice runs without the big lock,
+ * which MSI-X and INTx need: there the interrupt is signalled when the
+ * doorbell has it again (pagoda_flush_irq()), before the vCPU goes on.
+ */
 void pagoda_raise_irq(PagodaState *s, uint32_t bits)
 {
     s->int_status |= bits;
-    pagoda_update_irq(s);
+    if (bql_locked()) {
+        pagoda_update_irq(s);
+    } else {
+        s->irq_deferred = true;
+    }
+}
+
+/* Signal what was raised without the big lock; both locks held. */
+void pagoda_flush_irq(PagodaState *s)
+{
+    if (s->irq_deferred) {
+        s->irq_deferred = false;
+        pagoda_update_irq(s);
+    }
 }
 
 /* ---- Fault queue --------------------------------------------------------- */
@@ -348,6 +366,7 @@ static uint64_t pagoda_mmio_read(void *opaque, hwaddr addr, unsigned size)
     uint64_t val = 0;
     unsigned e;
 
+    QEMU_LOCK_GUARD(&s->lock);
     switch (addr) {
     case PAGODA_REG_ID:
         val = PAGODA_ID;
@@ -446,6 +465,7 @@ static void pagoda_mmio_write(void *opaque, hwaddr addr, uint64_t val,
     PagodaState *s = opaque;
     unsigned e;
 
+    QEMU_LOCK_GUARD(&s->lock);
     trace_pagoda_mmio_write(addr, val);
     switch (addr) {
     case PAGODA_REG_SCRATCH:
@@ -613,6 +633,10 @@ static void pagoda_exit(PCIDevice *pdev)
 {
     PagodaState *s = PAGODA(pdev);
 
+    /* after a DOORBELL's slice in flight, which stops at its next step */
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        s->gone = true;
+    }
     pagoda_link_unrealize(s);
     pagoda_display_unrealize(s);
     pagoda_cp_unrealize(s);
@@ -623,7 +647,10 @@ static void pagoda_exit(PCIDevice *pdev)
 
 static void pagoda_reset_hold(Object *obj, ResetType type)
 {
-    pagoda_reset_state(PAGODA(obj));
+    PagodaState *s = PAGODA(obj);
+
+    QEMU_LOCK_GUARD(&s->lock);
+    pagoda_reset_state(s);
 }
 
 static const Property pagoda_properties[] = {
@@ -822,6 +849,7 @@ static int pagoda_post_load(void *opaque, int version_id)
     PagodaState *s = opaque;
     uint32_t page, e;
 
+    QEMU_LOCK_GUARD(&s->lock);
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
         if (!pagoda_cursor_valid(&s->engine[e])) {
             return -EINVAL;
@@ -942,10 +970,23 @@ static void pagoda_class_init(ObjectClass *klass, void *data)
     set_bit(DEVICE_CATEGORY_DISPLAY, dc->categories);
 }
 
+static void pagoda_instance_init(Object *obj)
+{
+    qemu_mutex_init(&PAGODA(obj)->lock);
+}
+
+/* Not in unrealize: a DOORBELL in flight takes the lock once more. */
+static void pagoda_instance_finalize(Object *obj)
+{
+    qemu_mutex_destroy(&PAGODA(obj)->lock);
+}
+
 static const TypeInfo pagoda_info = {
     .name = TYPE_PAGODA,
     .parent = TYPE_PCI_DEVICE,
     .instance_size = sizeof(PagodaState),
+    .instance_init = pagoda_instance_init,
+    .instance_finalize = pagoda_instance_finalize,
     .class_init = pagoda_class_init,
     .interfaces = (InterfaceInfo[]) {
         { INTERFACE_CONVENTIONAL_PCI_DEVICE },

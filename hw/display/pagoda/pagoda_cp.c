@@ -5,17 +5,22 @@
  * command fetch and decode, the commands every engine runs (NOP, fences)
  * and the render commands. Paging commands are in pagoda_paging.c.
  *
- * A DOORBELL write runs a short first slice of its engine on the vCPU
- * thread that rang (a few commands, a small byte budget: a fence, a
- * page-table update, a no-op job complete there and their interrupt is
- * raised before the vCPU returns to the guest), then leaves the rest to a
- * bottom half in the main loop. Each engine gets a slice per run of the
- * bottom half (a number of commands and a byte budget) and the bottom
- * half reschedules itself while work remains, so a buffer that jumps to
- * itself or a huge fill cannot stall QEMU, MMIO or the vCPU. The doorbell's
- * slice runs inside the device's MMIO dispatch and the bottom half carries
- * the device's re-entrancy guard; DMA can only reach guest RAM and VRAM
- * (pagoda_mem.c), never the device's own registers.
+ * A DOORBELL write runs a first slice of its engine on the vCPU thread
+ * that rang, up to a job's worth (a fence, a no-op job, a batch of
+ * page-table updates complete there and their interrupt is raised before
+ * the vCPU returns to the guest), without QEMU's big lock, holding the
+ * device's own (PagodaState.lock): the doorbells of two GPUs on two vCPUs
+ * run at once, and the main loop and the other vCPU go on meanwhile; the
+ * interrupts raised there are signalled once the big lock is taken back.
+ * What is left goes to a bottom half in the main loop. Each
+ * engine gets a slice per run of the bottom half (a number of commands
+ * and a byte budget) and the bottom half reschedules itself while work
+ * remains, so a buffer that jumps to itself or a huge fill cannot stall
+ * QEMU, MMIO or the vCPU. DMA can only reach guest RAM and VRAM
+ * (pagoda_mem.c), never MMIO: a slice needs no lock but the device's. The
+ * bottom half carries the device's re-entrancy guard; the DOORBELL
+ * registers, regions of their own in BAR0, do not (their slice, off the
+ * big lock, would block every other register access of the device).
  *
  * Every ring entry is retired exactly once, in order: completed, aborted
  * by a fault, or skipped because its context is halted. Retiring writes
@@ -31,9 +36,13 @@
 
 #define SLICE_COMMANDS          256
 #define SLICE_BYTES             (32 * 1024 * 1024)
-/* The slice a doorbell runs on the vCPU thread: about what a small job takes. */
-#define DOORBELL_COMMANDS       16
-#define DOORBELL_BYTES          (64 * 1024)
+/*
+ * The slice a doorbell runs on the vCPU thread, off the big lock (it
+ * delays that vCPU only): a job, such as a job's worth of 4 KiB
+ * page-table writes.
+ */
+#define DOORBELL_COMMANDS       SLICE_COMMANDS
+#define DOORBELL_BYTES          (4 * 1024 * 1024)
 #define WAIT_POLL_NS            (100 * 1000)
 
 static bool engine_idle(PagodaEngine *eng)
@@ -522,6 +531,7 @@ static void cp_run(void *opaque)
     bool more = false, waiting = false;
     unsigned e;
 
+    QEMU_LOCK_GUARD(&s->lock);
     /*
      * A stopped VM (migration, pause) must not see its memory change: the
      * engines resume when it runs again (cp_vm_state_change()).
@@ -544,18 +554,63 @@ static void cp_run(void *opaque)
 }
 
 /*
- * A doorbell: the engine's first slice, short, on the caller's thread (the
- * vCPU that rang, or qtest), unless the VM is stopped (cp_run()); the
- * bottom half takes over whatever is left or awaited.
+ * A DOORBELL write, with the big lock: the engine's first slice on the
+ * caller's thread (the vCPU that rang, or qtest), unless the VM is stopped
+ * (cp_run()), with the device's lock only (DOC above): the big lock is let
+ * go first, and taken back before the device's, in that order, to signal
+ * the interrupts the slice raised. The bottom half takes over whatever is
+ * left or awaited. A device unrealized meanwhile is left alone.
  */
-static void cp_doorbell(PagodaState *s, PagodaEngine *eng)
+static void cp_doorbell_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
 {
-    if (runstate_is_running() &&
-        !engine_run_slice(s, eng, DOORBELL_COMMANDS, DOORBELL_BYTES) && !eng->cur.waiting) {
+    PagodaDoorbell *db = opaque;
+    PagodaState *s = db->s;
+    PagodaEngine *eng = db->eng;
+    bool more = true;
+
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        trace_pagoda_doorbell(eng->id, eng->head, eng->tail);
+        eng->kicked_tail = eng->tail;
+        if (!runstate_is_running()) {
+            pagoda_cp_kick(s);
+            return;
+        }
+    }
+    bql_unlock();
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        if (!s->gone) {
+            more = engine_run_slice(s, eng, DOORBELL_COMMANDS, DOORBELL_BYTES) ||
+                   eng->cur.waiting;
+        }
+    }
+    bql_lock();
+    QEMU_LOCK_GUARD(&s->lock);
+    if (s->gone) {
         return;
     }
-    pagoda_cp_kick(s);
+    pagoda_flush_irq(s);
+    if (more) {
+        pagoda_cp_kick(s);
+    }
 }
+
+static uint64_t cp_doorbell_read(void *opaque, hwaddr addr, unsigned size)
+{
+    PagodaDoorbell *db = opaque;
+
+    QEMU_LOCK_GUARD(&db->s->lock);
+    return pagoda_engine_read(db->s, db->eng, PAGODA_ENG_DOORBELL);
+}
+
+static const MemoryRegionOps cp_doorbell_ops = {
+    .read = cp_doorbell_read,
+    .write = cp_doorbell_write,
+    .endianness = DEVICE_LITTLE_ENDIAN,
+    .valid = {
+        .min_access_size = 4,
+        .max_access_size = 4,
+    },
+};
 
 static void cp_wait_timeout(void *opaque)
 {
@@ -652,11 +707,6 @@ void pagoda_engine_write(PagodaState *s, PagodaEngine *eng, hwaddr reg,
     case PAGODA_ENG_FENCE_WB_HI:
         eng->fence_wb = deposit64(eng->fence_wb, 32, 32, val);
         return;
-    case PAGODA_ENG_DOORBELL:
-        trace_pagoda_doorbell(eng->id, eng->head, eng->tail);
-        eng->kicked_tail = eng->tail;
-        cp_doorbell(s, eng);
-        return;
     }
     qemu_log_mask(LOG_GUEST_ERROR, "pagoda: engine %u: write to read-only or "
                   "unknown register 0x%" HWADDR_PRIx "\n", eng->id, reg);
@@ -732,9 +782,19 @@ void pagoda_cp_realize(PagodaState *s)
     s->cp_wait_timer = timer_new_ns(QEMU_CLOCK_REALTIME, cp_wait_timeout, s);
     s->cp_vmstate = qemu_add_vm_change_state_handler(cp_vm_state_change, s);
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        PagodaDoorbell *db = &s->doorbell[e];
+
         s->engine[e].id = e;
         s->engine[e].caps = caps[e];
         s->engine[e].cur.cmd = g_new(uint32_t, PAGODA_CMD_MAX_DWORDS);
+        db->s = s;
+        db->eng = &s->engine[e];
+        memory_region_init_io(&db->mr, OBJECT(s), &cp_doorbell_ops, db,
+                              "pagoda-doorbell", 4);
+        db->mr.disable_reentrancy_guard = true;
+        memory_region_add_subregion_overlap(&s->mmio,
+                                            PAGODA_REG_ENGINE(e) + PAGODA_ENG_DOORBELL,
+                                            &db->mr, 1);
     }
 }
 
@@ -748,5 +808,7 @@ void pagoda_cp_unrealize(PagodaState *s)
     timer_free(s->cp_wait_timer);
     for (e = 0; e < PAGODA_NUM_ENGINES; e++) {
         g_free(s->engine[e].cur.cmd);
+        /* a subregion holds its owner: the device could not go */
+        memory_region_del_subregion(&s->mmio, &s->doorbell[e].mr);
     }
 }

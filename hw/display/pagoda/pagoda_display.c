@@ -250,7 +250,9 @@ static void vblank(void *opaque)
     if (d->flip_pending && d->flip_time <= d->last_vblank) {
         latch(s);
     }
-    pagoda_raise_irq(s, PAGODA_INT_VBLANK);
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        pagoda_raise_irq(s, PAGODA_INT_VBLANK);
+    }
     if (vblank_needed(d)) {
         d->next_vblank = d->last_vblank + VBLANK_PERIOD_NS;
         timer_mod(d->vblank_timer, d->next_vblank);

@@ -20,6 +20,7 @@
 #define HW_DISPLAY_PAGODA_INT_H
 
 #include "hw/pci/pci_device.h"
+#include "qemu/lockable.h"
 #include "qemu/timer.h"
 #include "system/runstate.h"
 #include "pagoda/pagoda_hw.h"
@@ -239,6 +240,13 @@ typedef struct PagodaLink {
 
 /* ---- Device ------------------------------------------------------------- */
 
+/* An engine's DOORBELL register: a region of its own in BAR0 (pagoda_cp.c). */
+typedef struct PagodaDoorbell {
+    MemoryRegion mr;
+    PagodaState *s;
+    PagodaEngine *eng;
+} PagodaDoorbell;
+
 struct PagodaState {
     PCIDevice parent_obj;
 
@@ -301,8 +309,23 @@ struct PagodaState {
     PagodaFaultRecord faults[PAGODA_FAULT_QUEUE_DEPTH];
     uint32_t fault_head, fault_count, fault_lost;
 
+    /*
+     * The device's lock: engines, contexts, MMU and TLB, faults, the host
+     * aperture's map, the interrupt status. Taken after the big lock where
+     * both are: register accesses, bottom halves, timers, resets and
+     * migration hold the big lock and take this one. A DOORBELL's slice
+     * runs holding this one only (pagoda_cp.c), so it never waits for the
+     * big lock while holding it. A link member takes the other members'
+     * locks only to join or leave the link, with the big lock held, in
+     * link order (pagoda_link.c).
+     */
+    QemuMutex lock;
+    bool gone;                  /* unrealized: a slice in flight stops */
+    bool irq_deferred;          /* raised without the big lock (pagoda_raise_irq()) */
+
     /* command processor */
     PagodaEngine engine[PAGODA_NUM_ENGINES];
+    PagodaDoorbell doorbell[PAGODA_NUM_ENGINES];
     QEMUBH *cp_bh;
     QEMUTimer *cp_wait_timer;
     VMChangeStateEntry *cp_vmstate;     /* pauses the engines with the VM */
@@ -314,6 +337,7 @@ struct PagodaState {
 
 /* pagoda.c */
 void pagoda_raise_irq(PagodaState *s, uint32_t bits);
+void pagoda_flush_irq(PagodaState *s);
 bool pagoda_powered(PagodaState *s);
 void pagoda_fault(PagodaState *s, const PagodaEngine *eng, const PagodaFault *f);
 void pagoda_queue_fault(PagodaState *s, const PagodaFaultRecord *r);

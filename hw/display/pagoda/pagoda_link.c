@@ -34,8 +34,10 @@ static PagodaLink *link_new(PagodaState *first)
     link->id = ++links_made;
     link->members[0] = first;
     link->members_left = 1;
-    first->link = link;
-    first->link_index = 0;
+    WITH_QEMU_LOCK_GUARD(&first->lock) {
+        first->link = link;
+        first->link_index = 0;
+    }
     return link;
 }
 
@@ -44,6 +46,28 @@ static PagodaLink *link_new(PagodaState *first)
  * must be realized already (it comes first on the command line) and not
  * name another itself.
  */
+/*
+ * Hold (or release) every other member's lock, in link order: their
+ * DOORBELL slices, which hold only their own, read the membership. With
+ * the big lock, so that two joins or leaves never take them at once.
+ */
+static void link_lock_others(PagodaLink *link, PagodaState *s, bool lock)
+{
+    unsigned i;
+
+    for (i = 0; i < PAGODA_LINK_MAX_ADAPTERS; i++) {
+        PagodaState *m = link->members[lock ? i : PAGODA_LINK_MAX_ADAPTERS - 1 - i];
+
+        if (m && m != s) {
+            if (lock) {
+                qemu_mutex_lock(&m->lock);
+            } else {
+                qemu_mutex_unlock(&m->lock);
+            }
+        }
+    }
+}
+
 bool pagoda_link_realize(PagodaState *s, Error **errp)
 {
     PagodaState *first = s->link_first;
@@ -72,10 +96,12 @@ bool pagoda_link_realize(PagodaState *s, Error **errp)
                    PAGODA_LINK_MAX_ADAPTERS);
         return false;
     }
+    link_lock_others(link, s, true);
     link->members[i] = s;
     link->members_left++;
     s->link = link;
     s->link_index = i;
+    link_lock_others(link, s, false);
     return true;
 }
 
@@ -88,8 +114,10 @@ void pagoda_link_unrealize(PagodaState *s)
         return;
     }
     assert(link->members[s->link_index] == s);
+    link_lock_others(link, s, true);
     link->members[s->link_index] = NULL;
     s->link = NULL;
+    link_lock_others(link, s, false);
     if (!--link->members_left) {
         g_free(link);
     }

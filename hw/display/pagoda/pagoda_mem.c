@@ -400,23 +400,30 @@ void pagoda_host_aperture_rebuild(PagodaState *s)
     memory_region_transaction_commit();
 }
 
+/*
+ * The device's lock is taken with the vCPUs stopped, not before: a vCPU in
+ * a DOORBELL's slice holds it, and stops only once that slice is done.
+ */
 static void host_aperture_apply(void *opaque)
 {
     PagodaState *s = opaque;
-    uint64_t generation = s->host_aperture_requested;
     bool running = runstate_is_running();
 
-    trace_pagoda_host_aperture_apply(generation);
     if (running) {
         pause_all_vcpus();
     }
-    pagoda_host_aperture_rebuild(s);
+    WITH_QEMU_LOCK_GUARD(&s->lock) {
+        uint64_t generation = s->host_aperture_requested;
+
+        trace_pagoda_host_aperture_apply(generation);
+        pagoda_host_aperture_rebuild(s);
+        s->host_aperture_applied = generation;
+        /* the commands that waited for it complete */
+        pagoda_cp_kick(s);
+    }
     if (running) {
         resume_all_vcpus();
     }
-    s->host_aperture_applied = generation;
-    /* the commands that waited for it complete */
-    pagoda_cp_kick(s);
 }
 
 /*
