@@ -556,12 +556,16 @@ static void cp_run(void *opaque)
 /*
  * A DOORBELL write, with the big lock: the engine's first slice on the
  * caller's thread (the vCPU that rang, or qtest), unless the VM is stopped
- * (cp_run()), with the device's lock only (DOC above): the big lock is let
- * go first, and taken back before the device's, in that order, to signal
- * the interrupts the slice raised. The bottom half takes over whatever is
+ * (cp_run()). From a CPU it runs with the device's lock only (DOC above):
+ * the big lock is let go first, and taken back before the device's, in
+ * that order, to signal the interrupts the slice raised. From anything
+ * else (another device's DMA, qtest: no CPU's attributes) it keeps the big
+ * lock: a device whose handler or bottom half is writing here must not see
+ * the big lock go from under it. The bottom half takes over whatever is
  * left or awaited. A device unrealized meanwhile is left alone.
  */
-static void cp_doorbell_write(void *opaque, hwaddr addr, uint64_t val, unsigned size)
+static MemTxResult cp_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
+                                     unsigned size, MemTxAttrs attrs)
 {
     PagodaDoorbell *db = opaque;
     PagodaState *s = db->s;
@@ -573,7 +577,14 @@ static void cp_doorbell_write(void *opaque, hwaddr addr, uint64_t val, unsigned 
         eng->kicked_tail = eng->tail;
         if (!runstate_is_running()) {
             pagoda_cp_kick(s);
-            return;
+            return MEMTX_OK;
+        }
+        if (attrs.unspecified) {
+            if (engine_run_slice(s, eng, DOORBELL_COMMANDS, DOORBELL_BYTES) ||
+                eng->cur.waiting) {
+                pagoda_cp_kick(s);
+            }
+            return MEMTX_OK;
         }
     }
     bql_unlock();
@@ -586,25 +597,28 @@ static void cp_doorbell_write(void *opaque, hwaddr addr, uint64_t val, unsigned 
     bql_lock();
     QEMU_LOCK_GUARD(&s->lock);
     if (s->gone) {
-        return;
+        return MEMTX_OK;
     }
     pagoda_flush_irq(s);
     if (more) {
         pagoda_cp_kick(s);
     }
+    return MEMTX_OK;
 }
 
-static uint64_t cp_doorbell_read(void *opaque, hwaddr addr, unsigned size)
+static MemTxResult cp_doorbell_read(void *opaque, hwaddr addr, uint64_t *val,
+                                    unsigned size, MemTxAttrs attrs)
 {
     PagodaDoorbell *db = opaque;
 
     QEMU_LOCK_GUARD(&db->s->lock);
-    return pagoda_engine_read(db->s, db->eng, PAGODA_ENG_DOORBELL);
+    *val = pagoda_engine_read(db->s, db->eng, PAGODA_ENG_DOORBELL);
+    return MEMTX_OK;
 }
 
 static const MemoryRegionOps cp_doorbell_ops = {
-    .read = cp_doorbell_read,
-    .write = cp_doorbell_write,
+    .read_with_attrs = cp_doorbell_read,
+    .write_with_attrs = cp_doorbell_write,
     .endianness = DEVICE_LITTLE_ENDIAN,
     .valid = {
         .min_access_size = 4,
