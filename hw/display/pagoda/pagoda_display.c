@@ -240,6 +240,8 @@ static void vblank(void *opaque)
     int64_t now = qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL);
     uint64_t missed = (now - d->next_vblank) / VBLANK_PERIOD_NS;
 
+    /* a latch's fault and the interrupt go to the device's queue and status */
+    QEMU_LOCK_GUARD(&s->lock);
     /*
      * The blanks of the period's grid up to now, however late the host ran
      * the timer: FRAME counts them all (one interrupt), the last is this one.
@@ -250,9 +252,7 @@ static void vblank(void *opaque)
     if (d->flip_pending && d->flip_time <= d->last_vblank) {
         latch(s);
     }
-    WITH_QEMU_LOCK_GUARD(&s->lock) {
-        pagoda_raise_irq(s, PAGODA_INT_VBLANK);
-    }
+    pagoda_raise_irq(s, PAGODA_INT_VBLANK);
     if (vblank_needed(d)) {
         d->next_vblank = d->last_vblank + VBLANK_PERIOD_NS;
         timer_mod(d->vblank_timer, d->next_vblank);
