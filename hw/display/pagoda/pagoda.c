@@ -65,24 +65,28 @@ static void pagoda_update_irq(PagodaState *s)
 
 /*
  * With the device's lock. A DOORBELL's slice runs without the big lock,
- * which MSI-X and INTx need: there the interrupt is signalled when the
- * doorbell has it again (pagoda_flush_irq()), before the vCPU goes on.
+ * which MSI-X and INTx need: there the cause is raised, in INT_STATUS and
+ * by its vector together, when the doorbell has the big lock again
+ * (pagoda_flush_irq()), before the vCPU goes on. Not in INT_STATUS
+ * before: an acknowledgement meanwhile would clear it with no message
+ * ever sent for it.
  */
 void pagoda_raise_irq(PagodaState *s, uint32_t bits)
 {
-    s->int_status |= bits;
-    if (bql_locked()) {
-        pagoda_update_irq(s);
-    } else {
-        s->irq_deferred = true;
+    if (!bql_locked()) {
+        s->irq_deferred |= bits;
+        return;
     }
+    s->int_status |= bits;
+    pagoda_update_irq(s);
 }
 
-/* Signal what was raised without the big lock; both locks held. */
+/* Raise what a slice raised without the big lock; both locks held. */
 void pagoda_flush_irq(PagodaState *s)
 {
     if (s->irq_deferred) {
-        s->irq_deferred = false;
+        s->int_status |= s->irq_deferred;
+        s->irq_deferred = 0;
         pagoda_update_irq(s);
     }
 }
@@ -259,6 +263,7 @@ static void pagoda_reset_state(PagodaState *s)
     s->scratch = 0;
     s->debug = 0;
     s->int_status = 0;
+    s->irq_deferred = 0;
     s->int_enable = 0;
     pagoda_update_irq(s);
 }

@@ -321,7 +321,7 @@ struct PagodaState {
      */
     QemuMutex lock;
     bool gone;                  /* unrealized: a slice in flight stops */
-    bool irq_deferred;          /* raised without the big lock (pagoda_raise_irq()) */
+    uint32_t irq_deferred;      /* causes raised without the big lock (pagoda_raise_irq()) */
 
     /* command processor */
     PagodaEngine engine[PAGODA_NUM_ENGINES];
