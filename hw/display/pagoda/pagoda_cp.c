@@ -570,6 +570,7 @@ static MemTxResult cp_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
     PagodaDoorbell *db = opaque;
     PagodaState *s = db->s;
     PagodaEngine *eng = db->eng;
+    bool off_bql = !attrs.unspecified;
     bool more = true;
 
     WITH_QEMU_LOCK_GUARD(&s->lock) {
@@ -579,22 +580,19 @@ static MemTxResult cp_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
             pagoda_cp_kick(s);
             return MEMTX_OK;
         }
-        if (attrs.unspecified) {
-            if (engine_run_slice(s, eng, DOORBELL_COMMANDS, DOORBELL_BYTES) ||
-                eng->cur.waiting) {
-                pagoda_cp_kick(s);
-            }
-            return MEMTX_OK;
-        }
     }
-    bql_unlock();
+    if (off_bql) {
+        bql_unlock();
+    }
     WITH_QEMU_LOCK_GUARD(&s->lock) {
         if (!s->gone) {
             more = engine_run_slice(s, eng, DOORBELL_COMMANDS, DOORBELL_BYTES) ||
                    eng->cur.waiting;
         }
     }
-    bql_lock();
+    if (off_bql) {
+        bql_lock();
+    }
     QEMU_LOCK_GUARD(&s->lock);
     if (s->gone) {
         return MEMTX_OK;
