@@ -5,6 +5,7 @@
  * it, sets the preferred mode with its test pattern (seen from the host:
  * its colour bars on a screen of that size) and page-flips with vsync.
  */
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -12,9 +13,12 @@
 #include "pagoda_test.h"
 
 #define OUTPUT_MAX	(256 * 1024)
+/* How long a client may take to show what is waited for (TCG, debug kernel). */
+#define WAIT_MS		20000
 
 struct run {
 	char out[OUTPUT_MAX];
+	size_t len;
 	int status;
 	int stdin_fd;		/* the client's stdin, kept open until run_finish() */
 	int out_fd;
@@ -24,20 +28,49 @@ struct run {
 /* Start @argv with stdout and stderr into a pipe and stdin from a pipe. */
 static int run_start(struct run *r, char *const argv[])
 {
+	r->len = 0;
+	r->out[0] = 0;
 	r->pid = pt_spawn(argv, NULL, &r->stdin_fd, &r->out_fd);
 	return r->pid < 0 ? r->pid : 0;
+}
+
+/*
+ * Read what the client printed next, waiting up to @timeout_ms (-1: for
+ * ever): the bytes read, 0 at its end, -1 when nothing came in time.
+ */
+static ssize_t run_read(struct run *r, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = r->out_fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&pfd, 1, timeout_ms) <= 0)
+		return -1;
+	n = read(r->out_fd, r->out + r->len, sizeof(r->out) - 1 - r->len);
+	if (n > 0)
+		r->len += n;
+	r->out[r->len] = 0;
+	return n;
+}
+
+/* Read until the client has printed @text, its output ends, or WAIT_MS passed. */
+static void run_wait_output(struct run *r, const char *text)
+{
+	long long deadline = pagoda_screen_now_ms() + WAIT_MS;
+
+	while (!strstr(r->out, text)) {
+		long long left = deadline - pagoda_screen_now_ms();
+
+		if (left <= 0 || run_read(r, (int)left) <= 0)
+			return;
+	}
 }
 
 /* Close its stdin (modetest stops on input or end of file), collect output and status. */
 static void run_finish(struct run *r)
 {
-	size_t len = 0;
-	ssize_t n;
-
 	close(r->stdin_fd);
-	while ((n = read(r->out_fd, r->out + len, sizeof(r->out) - 1 - len)) > 0)
-		len += n;
-	r->out[len] = 0;
+	while (run_read(r, -1) > 0)
+		;
 	close(r->out_fd);
 	waitpid(r->pid, &r->status, 0);
 }
@@ -114,8 +147,14 @@ int main(void)
 	ret = run_start(&r, set);
 	if (pt_check(!ret, "modetest -s %s started", set_arg)) {
 		/* the pattern stays up while modetest waits for input */
-		pt_sleep_ms(3000);
-		ret = pagoda_screendump("modetest", &s);
+		long long deadline = pagoda_screen_now_ms() + WAIT_MS;
+
+		do {
+			ret = pagoda_screendump("modetest", &s);
+			if (!ret && s.width == w && s.height == h && s.ncolors >= 8)
+				break;
+			pt_sleep_ms(100);
+		} while (pagoda_screen_now_ms() < deadline);
 		pt_check(!ret && s.width == w && s.height == h && s.ncolors >= 8,
 			 "modetest's pattern on screen: %ux%u, %u colours (%s)", ret ? 0 : s.width,
 			 ret ? 0 : s.height, ret ? 0 : s.ncolors, pagoda_screen_strerror(ret));
@@ -126,8 +165,8 @@ int main(void)
 
 	ret = run_start(&r, flip);
 	if (pt_check(!ret, "modetest -s %s -v started", set_arg)) {
-		/* it reports the flip rate every 5 s */
-		pt_sleep_ms(7000);
+		/* it reports the flip rate after every 60 flips */
+		run_wait_output(&r, "freq:");
 		run_finish(&r);
 		if (!pt_check(exited_ok(&r), "modetest -v exits 0 (status 0x%x)", r.status))
 			show_tail(&r);

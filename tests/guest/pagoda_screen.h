@@ -45,7 +45,7 @@ struct pagoda_screen {
 	unsigned int width;
 	unsigned int height;
 	uint32_t crc;		/* zlib CRC-32 of the RGB bytes */
-	unsigned int ncolors;	/* distinct colours */
+	unsigned int ncolors;	/* distinct colours, up to 4096 */
 };
 
 /* The host's message for the last -EREMOTEIO. */
