@@ -871,9 +871,10 @@ struct pagoda_pt_entries {
 };
 
 /*
- * What a mapping writes in explicit entries: leaf entries, and the links
- * of fresh leaf tables written whole, which go after those tables' fills
- * as one command per run of them rather than one each between the fills.
+ * What a mapping writes in explicit entries: leaf entries, and level-1
+ * entries (2 MiB pages, and the links of fresh leaf tables written whole,
+ * which go after those tables' fills), one command per run of them rather
+ * than one each.
  */
 struct pagoda_pt_writer {
 	struct pagoda_paging_batch *batch;
@@ -950,32 +951,70 @@ static int pagoda_pt_fill_fresh_leaf(struct pagoda_pt_tree *tree, struct pagoda_
 	return 0;
 }
 
-/* Map the span of @va as one 2 MiB page, entry @pte, replacing what is there. */
-static int pagoda_pt_set_large(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
-			       u64 va, u64 pte)
+/*
+ * Make the span of @va one 2 MiB page, entry @pte, replacing what is
+ * there, in the tree's state: *@level1 and *@index get the entry to write,
+ * *@unlinked whether a table the device reaches went with it (its entry is
+ * then written before anything else, for the batch may reuse the table).
+ */
+static int pagoda_pt_make_large(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+				u64 va, u64 pte, struct pagoda_pt **level1, u32 *index,
+				bool *unlinked)
 {
-	struct pagoda_pt *level1, *child;
-	u32 index;
+	struct pagoda_pt *child;
 	int ret;
 
-	ret = pagoda_pt_span_entry(tree, batch, va, &level1, &index);
-	if (ret)
-		return ret;
-	ret = pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
+	ret = pagoda_pt_span_entry(tree, batch, va, level1, index);
 	if (ret)
 		return ret;
 	ret = xa_err(xa_store(&tree->large_ptes, va >> ilog2(LARGE_SIZE), xa_mk_value(pte),
 			      GFP_KERNEL));
 	if (ret)
 		return ret;
-	child = level1->children[index];
+	child = (*level1)->children[*index];
+	*unlinked = pt_is_table(child) && !child->fresh;
 	/* an entry that was not valid becomes valid */
 	if (!child || (pt_is_table(child) && child->fresh))
-		level1->used++;
+		(*level1)->used++;
 	if (pt_is_table(child))
 		pagoda_pt_free(tree, child);
-	level1->children[index] = PT_LARGE;
+	(*level1)->children[*index] = PT_LARGE;
 	return 0;
+}
+
+/* Map the span of @va as one 2 MiB page, entry @pte, written now. */
+static int pagoda_pt_set_large(struct pagoda_pt_tree *tree, struct pagoda_paging_batch *batch,
+			       u64 va, u64 pte)
+{
+	struct pagoda_pt *level1;
+	bool unlinked;
+	u32 index;
+	int ret;
+
+	ret = pagoda_pt_make_large(tree, batch, va, pte, &level1, &index, &unlinked);
+	return ret ?: pagoda_paging_update_ptes(batch, 1, level1->addr, index, &pte, 1, 0);
+}
+
+/*
+ * Map the span of @va as one 2 MiB page, entry @pte, its entry staged with
+ * @w's links (a run of 2 MiB pages is one command), unless it unlinks a
+ * table.
+ */
+static int pagoda_pt_stage_large(struct pagoda_pt_tree *tree, struct pagoda_pt_writer *w,
+				 u64 va, u64 pte)
+{
+	struct pagoda_pt *level1;
+	bool unlinked;
+	u32 index;
+	int ret;
+
+	ret = pagoda_pt_make_large(tree, w->batch, va, pte, &level1, &index, &unlinked);
+	if (ret)
+		return ret;
+	if (!unlinked)
+		return pagoda_pt_entries_add(w, &w->links, level1, index, pte);
+	ret = pagoda_pt_entries_flush(w, &w->links);
+	return ret ?: pagoda_paging_update_ptes(w->batch, 1, level1->addr, index, &pte, 1, 0);
 }
 
 /* Whether the span of @va has a LEAF64 leaf table (a tiled reservation's). */
@@ -1014,9 +1053,9 @@ static int pagoda_pt_map_run(struct pagoda_pt_tree *tree, struct pagoda_pt_write
 		    !pagoda_pt_span_leaf64(tree, va)) {
 			ret = pagoda_pt_entries_flush(w, &w->leaf);
 			if (!ret)
-				ret = pagoda_pt_set_large(tree, w->batch, va,
-							  pt_pte(paddr, pte_flags |
-								 PAGODA_PTE_LARGE_PAGE));
+				ret = pagoda_pt_stage_large(tree, w, va,
+							    pt_pte(paddr, pte_flags |
+								   PAGODA_PTE_LARGE_PAGE));
 			if (ret)
 				return ret;
 			va += LARGE_SIZE;
