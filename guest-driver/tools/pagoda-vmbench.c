@@ -216,11 +216,12 @@ static double bind_gib(struct pagoda_dev *d, const char *debugfs, uint32_t sync,
 }
 
 /*
- * Binding 1 GiB on the link against on a lone GPU: best of 5 each,
+ * Binding 1 GiB on the link against on a lone GPU: best of 15 each,
  * interleaved, in 2 MiB and in 64 KiB pages, after one bind of each not
- * counted (the link's first makes its tables' chunks).
+ * counted (the link's first makes its tables' chunks). A bind takes half
+ * a millisecond or so: a slow spell of the host spans several of them.
  */
-#define LINK_BIND_RUNS	5
+#define LINK_BIND_RUNS	15
 
 static void bench_bind_link(struct pagoda_bo *bo)
 {
