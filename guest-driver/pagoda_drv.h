@@ -407,6 +407,19 @@ struct pagoda_link {
 #define pagoda_gpu_info(pgdev, fmt, ...) \
 	pagoda_gpu_printk(drm_info, pgdev, fmt, ##__VA_ARGS__)
 
+/*
+ * One turn of a short, bounded spin (the link helper's). Not
+ * cpu_relax(): under QEMU's TCG a PAUSE ends the vCPU's translated code
+ * and its thread takes QEMU's big lock before it goes on (and under KVM it
+ * is a pause-loop exit), so a CPU spinning with it keeps the device and
+ * the other CPU's register accesses waiting on that lock
+ * (docs/performance.md, Binding on a link).
+ */
+static inline void pagoda_spin(void)
+{
+	barrier();
+}
+
 static inline struct pagoda_link *to_pagoda_link(struct drm_device *drm)
 {
 	return container_of(drm, struct pagoda_link, drm);

@@ -30,25 +30,13 @@
 #include <linux/sched.h>
 #include <linux/wait_bit.h>
 
+#include "pagoda_drv.h"
 #include "pagoda_vm.h"
 
 /* How long the helper waits for the next request before it leaves. */
 #define PAGODA_HELPER_LINGER_NS		(100 * NSEC_PER_USEC)
 /* How long the caller spins for a request the helper runs, then sleeps. */
 #define PAGODA_HELPER_SPIN_NS		(100 * NSEC_PER_USEC)
-
-/*
- * One turn of a spin below. Not cpu_relax(): under QEMU's TCG a PAUSE ends
- * the vCPU's translated code and its thread takes QEMU's big lock before
- * it goes on (and under KVM it is a pause-loop exit), so a CPU spinning
- * with it keeps the device and the other CPU's register accesses waiting
- * on that lock (docs/performance.md, Binding on a link). The spins are
- * short and bounded (the _NS limits above).
- */
-static inline void pagoda_helper_spin(void)
-{
-	barrier();
-}
 
 enum {
 	PAGODA_HELPER_IDLE,
@@ -89,7 +77,7 @@ static void pagoda_helper_work(struct work_struct *work)
 		}
 		if (ktime_get_ns() - idle_since > PAGODA_HELPER_LINGER_NS)
 			break;
-		pagoda_helper_spin();
+		pagoda_spin();
 	}
 	/* a request asked meanwhile is the caller's to run, or queues it again */
 	atomic_set_release(&h->running, 0);
@@ -123,7 +111,7 @@ static int pagoda_helper_join(struct pagoda_vm_helper *h)
 				       atomic_read_acquire(&h->state) == PAGODA_HELPER_DONE);
 			break;
 		}
-		pagoda_helper_spin();
+		pagoda_spin();
 	}
 	return h->ret;
 }
