@@ -240,6 +240,10 @@ struct pagoda_fault_entry {
  *	it selects; taken in the fault interrupt, so with interrupts off
  * @render_sched: the render engine's scheduler (pagoda_sched.c)
  * @render_wq: its workqueue, ordered
+ * @render_pushed: render jobs pushed to @render_sched
+ * @render_started: of them, those it ran or dropped
+ * @render_push_ns: when the last was pushed
+ * @render_push_gap_ns: the time between the last two pushes
  * @slot_lock: protects @slots and every space's slot on this GPU
  *	(&pagoda_pt_tree.slot); taken in
  *	interrupt context (fence callbacks, faults), outside @ctx_lock
@@ -313,6 +317,10 @@ struct pagoda_device {
 	spinlock_t ctx_lock; /* see @ctx_lock above */
 	struct drm_gpu_scheduler render_sched;
 	struct workqueue_struct *render_wq;
+	atomic64_t render_pushed;
+	atomic64_t render_started;
+	u64 render_push_ns;
+	u64 render_push_gap_ns;
 	spinlock_t slot_lock; /* see @slot_lock above */
 	struct pagoda_slot slots[PAGODA_NUM_CONTEXTS];
 	spinlock_t fault_lock; /* see @fault_lock above */
@@ -408,12 +416,12 @@ struct pagoda_link {
 	pagoda_gpu_printk(drm_info, pgdev, fmt, ##__VA_ARGS__)
 
 /*
- * One turn of a short, bounded spin (the link helper's). Not
- * cpu_relax(): under QEMU's TCG a PAUSE ends the vCPU's translated code
- * and its thread takes QEMU's big lock before it goes on (and under KVM it
- * is a pause-loop exit), so a CPU spinning with it keeps the device and
- * the other CPU's register accesses waiting on that lock
- * (docs/performance.md, Binding on a link).
+ * One turn of a short, bounded spin (the link helper's, the render
+ * worker's linger). Not cpu_relax(): under QEMU's TCG a PAUSE ends the
+ * vCPU's translated code and its thread takes QEMU's big lock before it
+ * goes on (and under KVM it is a pause-loop exit), so a CPU spinning with
+ * it keeps the device and the other CPU's register accesses waiting on
+ * that lock (docs/performance.md, Binding on a link).
  */
 static inline void pagoda_spin(void)
 {

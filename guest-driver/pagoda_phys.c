@@ -341,7 +341,7 @@ static int pagoda_phys_push(struct pagoda_phys_submit *s, u32 end, u32 end_entry
 	dma_resv_add_fence(s->buf->tbo.base.resv, fence, DMA_RESV_USAGE_READ);
 	dma_fence_put(s->done);
 	s->done = dma_fence_get(fence);
-	drm_sched_entity_push_job(&job->base);
+	pagoda_render_push(job);
 	s->portions++;
 	return 0;
 }

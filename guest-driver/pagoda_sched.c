@@ -217,9 +217,61 @@ struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	return fence;
 }
 
+/*
+ * How long the scheduler's worker waits for the next job of a stream
+ * (pushes less than this apart) before it may fall asleep.
+ */
+#define PAGODA_RENDER_LINGER_NS	(25 * NSEC_PER_USEC)
+
+/**
+ * pagoda_render_push - hand an armed render job to the scheduler
+ * @job: the job
+ */
+void pagoda_render_push(struct pagoda_render_job *job)
+{
+	struct pagoda_device *pgdev = job->ctx->gpu;
+	u64 now = ktime_get_raw_ns();
+
+	WRITE_ONCE(pgdev->render_push_gap_ns, now - READ_ONCE(pgdev->render_push_ns));
+	WRITE_ONCE(pgdev->render_push_ns, now);
+	/* counted first: a job run before it is counted would look like none waiting */
+	atomic64_inc(&pgdev->render_pushed);
+	drm_sched_entity_push_job(&job->base);
+}
+
+static struct dma_fence *pagoda_render_sched_run_job(struct drm_sched_job *sched_job)
+{
+	struct pagoda_render_job *job = to_render_job(sched_job);
+
+	job->started = true;
+	atomic64_inc(&job->ctx->gpu->render_started);
+	return pagoda_render_run_job(sched_job);
+}
+
+/*
+ * While jobs stream in, the scheduler's worker waits here, after a job's
+ * fences have signalled, for the next one instead of falling asleep: a
+ * push that finds it awake only queues its work, where waking it costs
+ * the submitting CPU an inter-processor wake-up (docs/performance.md,
+ * Where a round trip goes). Not after a lone job: its next comes later
+ * than the wait.
+ */
+static void pagoda_render_linger(struct pagoda_device *pgdev)
+{
+	u64 start = ktime_get_raw_ns();
+
+	if (READ_ONCE(pgdev->render_push_gap_ns) > PAGODA_RENDER_LINGER_NS ||
+	    start - READ_ONCE(pgdev->render_push_ns) > PAGODA_RENDER_LINGER_NS)
+		return;
+	while (atomic64_read(&pgdev->render_pushed) == atomic64_read(&pgdev->render_started) &&
+	       ktime_get_raw_ns() - start < PAGODA_RENDER_LINGER_NS)
+		pagoda_spin();
+}
+
 static void pagoda_render_free_job(struct drm_sched_job *sched_job)
 {
 	struct pagoda_render_job *job = to_render_job(sched_job);
+	struct pagoda_device *pgdev = job->ctx->gpu;
 
 	/* a last portion freed without running (its entity was killed) */
 	if (job->split_last)
@@ -233,12 +285,15 @@ static void pagoda_render_free_job(struct drm_sched_job *sched_job)
 	if (job->hw_fence && dma_fence_remove_callback(job->hw_fence, &job->slot_cb))
 		pagoda_slot_put(job->ctx->gpu, job->slot);
 	dma_fence_put(job->hw_fence);
+	if (!job->started)
+		atomic64_inc(&pgdev->render_started);
 	pagoda_render_job_free(job);
+	pagoda_render_linger(pgdev);
 }
 
 static const struct drm_sched_backend_ops pagoda_render_sched_ops = {
 	.prepare_job = pagoda_render_prepare_job,
-	.run_job = pagoda_render_run_job,
+	.run_job = pagoda_render_sched_run_job,
 	.timedout_job = pagoda_render_timedout_job,
 	.free_job = pagoda_render_free_job,
 };
@@ -316,7 +371,7 @@ static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *jo
 	*done = dma_fence_get(&job->base.s_fence->finished);
 	drm_gpuvm_exec_resv_add_fence(&vm_exec, *done, DMA_RESV_USAGE_BOOKKEEP,
 				      DMA_RESV_USAGE_BOOKKEEP);
-	drm_sched_entity_push_job(&job->base);
+	pagoda_render_push(job);
 	drm_gpuvm_exec_unlock(&vm_exec);
 unlock:
 	mutex_unlock(&vm->lock);

@@ -387,6 +387,7 @@ struct pagoda_gpu_ctx {
  * @slot: the device context it ran in
  * @slot_cb: releases @slot when @hw_fence signals
  * @run_ns: when it was handed to the engine
+ * @started: the scheduler ran it (or dropped it: its run failed)
  */
 struct pagoda_render_job {
 	struct drm_sched_job base;
@@ -401,6 +402,7 @@ struct pagoda_render_job {
 	u32 slot;
 	struct dma_fence_cb slot_cb;
 	u64 run_ns;
+	bool started;
 };
 
 static inline struct pagoda_render_job *to_render_job(struct drm_sched_job *sched_job)
@@ -495,6 +497,7 @@ int pagoda_ioctl_submit(struct drm_device *drm, void *data, struct drm_file *fil
 struct pagoda_render_job *pagoda_render_job_create(struct pagoda_gpu_ctx *ctx);
 void pagoda_render_job_free(struct pagoda_render_job *job);
 struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job);
+void pagoda_render_push(struct pagoda_render_job *job);
 void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *barrier);
 
 /* pagoda_slot.c: the device's contexts lent to address spaces */
