@@ -42,11 +42,6 @@ static PagodaLink *link_new(PagodaState *first)
 }
 
 /*
- * Join the link of the GPU named by the "link" property, if any; that GPU
- * must be realized already (it comes first on the command line) and not
- * name another itself.
- */
-/*
  * Hold (or release) every other member's lock, in link order: their
  * DOORBELL slices, which hold only their own, read the membership. With
  * the big lock, so that two joins or leaves never take them at once.
@@ -68,6 +63,11 @@ static void link_lock_others(PagodaLink *link, PagodaState *s, bool lock)
     }
 }
 
+/*
+ * Join the link of the GPU named by the "link" property, if any; that GPU
+ * must be realized already (it comes first on the command line) and not
+ * name another itself.
+ */
 bool pagoda_link_realize(PagodaState *s, Error **errp)
 {
     PagodaState *first = s->link_first;
