@@ -69,8 +69,7 @@ static void check_paging_interrupt(void)
 		pagoda_bo_free(&dev, &bo);
 	}
 	/* the clear may retire on the submit path before its interrupt is taken */
-	for (waited = 0; waited < 2000 && pt_irq_count(line) <= before; waited += 10)
-		pt_sleep_ms(10);
+	waited = pt_wait_irq(line, before);
 	pt_check(pt_irq_count(line) > before, "paging interrupt on \"%s\": %lld -> %lld (%d ms)",
 		 line, before, pt_irq_count(line), waited);
 	pagoda_close(&dev);

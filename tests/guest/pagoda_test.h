@@ -453,6 +453,22 @@ static inline long long pt_irq_count(const char *name)
 }
 
 /*
+ * Wait up to two seconds until /proc/interrupts line @line counts more
+ * than @before. Returns the milliseconds waited, or -1.
+ */
+static inline int pt_wait_irq(const char *line, long long before)
+{
+	int waited;
+
+	for (waited = 0; waited < 2000; waited += 10) {
+		if (pt_irq_count(line) > before)
+			return waited;
+		pt_sleep_ms(10);
+	}
+	return -1;
+}
+
+/*
  * Make the driver run a paging job that faults, through its own ring
  * (debugfs "paging_fault"), and wait until the fault interrupt on
  * /proc/interrupts line @line was counted. The write fails unless the
@@ -462,16 +478,10 @@ static inline long long pt_irq_count(const char *name)
 static inline int pt_paging_fault(const char *line)
 {
 	long long before = pt_irq_count(line);
-	int waited;
 
 	if (pt_write_file("/sys/kernel/debug/dri/0/paging_fault", "1"))
 		return -1;
-	for (waited = 0; waited < 2000; waited += 10) {
-		if (pt_irq_count(line) > before)
-			return waited;
-		pt_sleep_ms(10);
-	}
-	return -1;
+	return pt_wait_irq(line, before);
 }
 
 /* The device's debugfs directory (the one with "allocations") in @path: 1, or 0 for none. */
