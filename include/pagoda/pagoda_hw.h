@@ -245,6 +245,7 @@
 #define PAGODA_ENG_RING_HEAD		0x0c	/* read-only: next entry to run */
 #define PAGODA_ENG_RING_TAIL		0x10	/* next entry the driver writes */
 #define PAGODA_ENG_DOORBELL		0x14	/* write: run entries up to TAIL */
+#define   PAGODA_DOORBELL_POLL		PAGODA_BIT(1)	/* the writer reads the fence */
 #define PAGODA_ENG_FENCE_LO		0x18	/* fence of the last retired entry */
 #define PAGODA_ENG_FENCE_HI		0x1c
 #define PAGODA_ENG_ABORTED_FENCE_LO	0x20	/* last fence aborted by an engine reset */

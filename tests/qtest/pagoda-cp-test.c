@@ -2972,6 +2972,98 @@ static void test_int_fault_sticky(void *obj, void *data, QGuestAllocator *alloc)
     g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, 0);
 }
 
+/* Queue @c for @ctx with INTERRUPT (@c is freed) and write @doorbell. */
+static uint64_t submit_rung(QPagoda *d, unsigned engine, PagodaCmds *c, uint16_t ctx,
+                            uint32_t doorbell)
+{
+    uint64_t addr = pagoda_cmds_upload(d, c);
+    uint64_t fence = pagoda_ring_put(d, engine, SYS(addr), pagoda_cmds_bytes(c), ctx,
+                                     PAGODA_RING_FLAG_INTERRUPT, 0);
+
+    pagoda_cmds_free(c);
+    pagoda_wr(d, ENG(engine, PAGODA_ENG_DOORBELL), doorbell);
+    return fence;
+}
+
+/* A job of one NOP, rung with @doorbell: returns its fence. */
+static uint64_t submit_nop_rung(QPagoda *d, unsigned engine, uint32_t doorbell)
+{
+    PagodaCmds c;
+
+    cmds(&c);
+    pagoda_cmd_nop(&c, 1);
+    return submit_rung(d, engine, &c, 0, doorbell);
+}
+
+/*
+ * DOORBELL_POLL: a job the doorbell's slice completes retires before the
+ * write returns and raises no engine interrupt; without the flag it does.
+ * An engine interrupt pending from before stays.
+ */
+static void test_doorbell_poll(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    uint64_t fence;
+
+    pagoda_start(d, alloc);
+    for (unsigned e = 0; e < PAGODA_NUM_ENGINES; e++) {
+        fence = submit_nop_rung(d, e, 1 | PAGODA_DOORBELL_POLL);
+        g_assert_cmpuint(pagoda_rd64(d, ENG(e, PAGODA_ENG_FENCE_LO)), ==, fence);
+        g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, 0);
+
+        fence = submit_nop_rung(d, e, 1);
+        g_assert_cmpuint(pagoda_rd64(d, ENG(e, PAGODA_ENG_FENCE_LO)), ==, fence);
+        g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, PAGODA_INT_ENGINE(e));
+
+        fence = submit_nop_rung(d, e, PAGODA_DOORBELL_POLL);
+        g_assert_cmpuint(pagoda_rd64(d, ENG(e, PAGODA_ENG_FENCE_LO)), ==, fence);
+        g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, PAGODA_INT_ENGINE(e));
+        pagoda_wr(d, PAGODA_REG_INT_STATUS, PAGODA_INT_ENGINE(e));
+    }
+    expect_no_fault(d);
+}
+
+/*
+ * DOORBELL_POLL keeps the engine interrupt of a job the slice did not
+ * finish (the command processor retires it) and of entries that faulted
+ * or were skipped (the driver finishes those from its interrupt handler).
+ */
+static void test_doorbell_poll_kept(void *obj, void *data, QGuestAllocator *alloc)
+{
+    QPagoda *d = obj;
+    PagodaCmds c;
+    uint64_t fence;
+
+    pagoda_start(d, alloc);
+    /* more commands than a slice runs */
+    cmds(&c);
+    for (unsigned i = 0; i < 2 * 256; i++) {
+        pagoda_cmd_nop(&c, 1);
+    }
+    fence = submit_rung(d, RE, &c, 0, PAGODA_DOORBELL_POLL);
+    g_assert_true(pagoda_wait_fence(d, RE, fence));
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==, PAGODA_INT_ENGINE(RE));
+    pagoda_wr(d, PAGODA_REG_INT_STATUS, PAGODA_INT_ENGINE(RE));
+
+    /* a fault, then a job of the context it halted */
+    cmds(&c);
+    pagoda_cmd_raw(&c, (uint32_t[]){ PAGODA_CMD_HEADER(0x7e, 0, 1) }, 1);
+    fence = submit_rung(d, RE, &c, 10, PAGODA_DOORBELL_POLL);
+    g_assert_cmpuint(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_LO)), ==, fence);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==,
+                    PAGODA_INT_FAULT | PAGODA_INT_ENGINE(RE));
+    pagoda_wr(d, PAGODA_REG_INT_STATUS, PAGODA_INT_ENGINE(RE));
+    cmds(&c);
+    pagoda_cmd_nop(&c, 1);
+    fence = submit_rung(d, RE, &c, 10, PAGODA_DOORBELL_POLL);
+    g_assert_cmpuint(pagoda_rd64(d, ENG(RE, PAGODA_ENG_FENCE_LO)), ==, fence);
+    g_assert_cmphex(pagoda_rd(d, PAGODA_REG_INT_STATUS), ==,
+                    PAGODA_INT_FAULT | PAGODA_INT_ENGINE(RE));
+    pagoda_wr(d, PAGODA_REG_INT_STATUS, PAGODA_INT_ENGINE(RE));
+    expect_fault(d, RE, PAGODA_FAULT_BAD_COMMAND);
+    expect_no_fault(d);
+}
+
 /*
  * Faults beyond the queue's depth are counted in FAULT_LOST and still halt
  * their context. Only an adapter reset clears the count.
@@ -4482,6 +4574,8 @@ static void register_pagoda_cp_tests(void)
     qos_add_test("cp-int-enable", "pagoda-cp", test_int_enable, NULL);
     qos_add_test("cp-int-enable-msix", "pagoda-cp", test_int_enable_msix, NULL);
     qos_add_test("cp-int-fault-sticky", "pagoda-cp", test_int_fault_sticky, NULL);
+    qos_add_test("cp-doorbell-poll", "pagoda-cp", test_doorbell_poll, NULL);
+    qos_add_test("cp-doorbell-poll-kept", "pagoda-cp", test_doorbell_poll_kept, NULL);
     qos_add_test("cp-fault-lost", "pagoda-cp", test_fault_lost, NULL);
 
     qos_add_test("cp-engine-reset", "pagoda-cp", test_engine_reset, NULL);

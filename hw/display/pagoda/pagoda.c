@@ -69,11 +69,13 @@ static void pagoda_update_irq(PagodaState *s)
  * by its vector together, when the doorbell has the big lock again
  * (pagoda_flush_irq()), before the vCPU goes on. Not in INT_STATUS
  * before: an acknowledgement meanwhile would clear it with no message
- * ever sent for it.
+ * ever sent for it. A slice run with the big lock (a doorbell written by
+ * qtest or another device) defers its causes the same way, so that
+ * DOORBELL_POLL drops them alike.
  */
 void pagoda_raise_irq(PagodaState *s, uint32_t bits)
 {
-    if (!bql_locked()) {
+    if (!bql_locked() || s->in_doorbell) {
         s->irq_deferred |= bits;
         return;
     }
@@ -81,7 +83,7 @@ void pagoda_raise_irq(PagodaState *s, uint32_t bits)
     pagoda_update_irq(s);
 }
 
-/* Raise what a slice raised without the big lock; both locks held. */
+/* Raise what a DOORBELL's slice raised; both locks held. */
 void pagoda_flush_irq(PagodaState *s)
 {
     if (s->irq_deferred) {

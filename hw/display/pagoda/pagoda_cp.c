@@ -107,6 +107,7 @@ static void retire(PagodaState *s, PagodaEngine *eng, uint32_t status)
         write_back_fence(s, eng);
     }
     eng->head = (eng->head + 1) & (eng->ring_size - 1);
+    eng->retired_uncompleted |= status != PAGODA_RING_STATUS_COMPLETED;
     eng->cur.active = false;
     eng->cur.cmd_active = false;
     eng->cur.waiting = false;
@@ -554,6 +555,27 @@ static void cp_run(void *opaque)
 }
 
 /*
+ * DOORBELL_POLL: the writer reads the fence when the write returns, so the
+ * engine interrupt the slice raised is dropped when the slice left the
+ * engine idle with every entry it retired completed. A faulted or skipped
+ * entry (whose job the driver finishes from its interrupt), work left
+ * over, or an engine interrupt raised before the slice and not yet sent
+ * keep it.
+ */
+static void cp_doorbell_poll(PagodaState *s, PagodaEngine *eng, uint32_t deferred_before,
+                             bool more)
+{
+    uint32_t bit = PAGODA_INT_ENGINE(eng->id);
+
+    if (more || eng->retired_uncompleted || (deferred_before & bit) ||
+        !(s->irq_deferred & bit)) {
+        return;
+    }
+    s->irq_deferred &= ~bit;
+    trace_pagoda_doorbell_polled(eng->id, eng->fence);
+}
+
+/*
  * A DOORBELL write, with the big lock: the engine's first slice on the
  * caller's thread (the vCPU that rang, or qtest), unless the VM is stopped
  * (cp_run()). From a CPU it runs with the device's lock only (DOC above):
@@ -586,8 +608,16 @@ static MemTxResult cp_doorbell_write(void *opaque, hwaddr addr, uint64_t val,
     }
     WITH_QEMU_LOCK_GUARD(&s->lock) {
         if (!s->gone) {
+            uint32_t deferred_before = s->irq_deferred;
+
+            s->in_doorbell = true;
+            eng->retired_uncompleted = false;
             more = engine_run_slice(s, eng, DOORBELL_COMMANDS, DOORBELL_BYTES) ||
                    eng->cur.waiting;
+            s->in_doorbell = false;
+            if (val & PAGODA_DOORBELL_POLL) {
+                cp_doorbell_poll(s, eng, deferred_before, more);
+            }
         }
     }
     if (off_bql) {

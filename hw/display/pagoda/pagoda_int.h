@@ -171,6 +171,7 @@ typedef struct PagodaEngine {
     uint32_t ring_size;
     uint32_t head, tail;
     uint32_t kicked_tail;       /* TAIL as of the last DOORBELL */
+    bool retired_uncompleted;   /* since a DOORBELL's slice began (DOORBELL_POLL) */
     uint64_t fence, aborted_fence;
     uint64_t fence_wb;          /* where ENG_FENCE is written, 0 = off */
     PagodaCursor cur;
@@ -321,7 +322,8 @@ struct PagodaState {
      */
     QemuMutex lock;
     bool gone;                  /* unrealized: a slice in flight stops */
-    uint32_t irq_deferred;      /* causes raised without the big lock (pagoda_raise_irq()) */
+    uint32_t irq_deferred;      /* causes raised by a DOORBELL's slice (pagoda_raise_irq()) */
+    bool in_doorbell;           /* a DOORBELL's slice runs */
 
     /* command processor */
     PagodaEngine engine[PAGODA_NUM_ENGINES];

@@ -1546,7 +1546,8 @@ static void act_submit(FuzzState *st)
         tail = k & 1 ? in_u32(st) : (tail + (k >> 1) % 4) % ring;
     }
     wr(st, reg + PAGODA_ENG_RING_TAIL, tail);
-    wr(st, reg + PAGODA_ENG_DOORBELL, 1);
+    /* as the driver rings, or without DOORBELL_POLL */
+    wr(st, reg + PAGODA_ENG_DOORBELL, b & 0x20 ? 1 | PAGODA_DOORBELL_POLL : 1);
     /*
      * The engines run in the main loop: left pending, the entry meets
      * whatever comes next (a reset, a migration, the next submission).

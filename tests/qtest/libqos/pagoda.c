@@ -407,12 +407,10 @@ uint64_t pagoda_cmds_upload(QPagoda *d, PagodaCmds *c)
     return addr;
 }
 
-uint64_t pagoda_submit_entry(QPagoda *d, unsigned engine, uint64_t addr,
-                             uint32_t length, uint16_t ctx, uint16_t flags,
-                             uint64_t reserved)
+uint64_t pagoda_ring_put(QPagoda *d, unsigned engine, uint64_t addr, uint32_t length,
+                         uint16_t ctx, uint16_t flags, uint64_t reserved)
 {
     uint8_t entry[PAGODA_RING_ENTRY_SIZE] = { 0 };
-    uint32_t reg = PAGODA_REG_ENGINE(engine);
     uint32_t tail = d->ring_tail[engine];
     uint64_t fence = d->next_fence[engine]++;
 
@@ -425,8 +423,17 @@ uint64_t pagoda_submit_entry(QPagoda *d, unsigned engine, uint64_t addr,
     pagoda_memwrite(d, d->ring_base[engine] + tail * PAGODA_RING_ENTRY_SIZE,
                     entry, sizeof(entry));
     d->ring_tail[engine] = (tail + 1) % d->ring_size[engine];
-    pagoda_wr(d, reg + PAGODA_ENG_RING_TAIL, d->ring_tail[engine]);
-    pagoda_wr(d, reg + PAGODA_ENG_DOORBELL, 1);
+    pagoda_wr(d, PAGODA_REG_ENGINE(engine) + PAGODA_ENG_RING_TAIL, d->ring_tail[engine]);
+    return fence;
+}
+
+uint64_t pagoda_submit_entry(QPagoda *d, unsigned engine, uint64_t addr,
+                             uint32_t length, uint16_t ctx, uint16_t flags,
+                             uint64_t reserved)
+{
+    uint64_t fence = pagoda_ring_put(d, engine, addr, length, ctx, flags, reserved);
+
+    pagoda_wr(d, PAGODA_REG_ENGINE(engine) + PAGODA_ENG_DOORBELL, 1);
     return fence;
 }
 

@@ -107,6 +107,9 @@ uint32_t pagoda_cmds_bytes(PagodaCmds *c);
 
 /* Copy @c into fresh guest memory and return its address. */
 uint64_t pagoda_cmds_upload(QPagoda *d, PagodaCmds *c);
+/* Queue one ring entry and move TAIL past it, no doorbell; returns its fence. */
+uint64_t pagoda_ring_put(QPagoda *d, unsigned engine, uint64_t addr, uint32_t length,
+                         uint16_t ctx, uint16_t flags, uint64_t reserved);
 /* Queue one ring entry and ring the doorbell; returns its fence. */
 uint64_t pagoda_submit_entry(QPagoda *d, unsigned engine, uint64_t addr,
                              uint32_t length, uint16_t ctx, uint16_t flags,
