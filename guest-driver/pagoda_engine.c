@@ -384,7 +384,9 @@ void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired)
  * fence signals here, on the submitter's CPU, instead of after its
  * interrupt reached whichever CPU takes it. Only when every job up to the
  * written fence completed: one that did not has a fault record, which the
- * interrupt handler handles before the fence signals.
+ * interrupt handler handles before the fence signals. The doorbell asks
+ * for no interrupt when the slice left the engine idle with every entry
+ * completed (DOORBELL_POLL): then this retires everything.
  */
 static void pagoda_engine_reap(struct pagoda_engine *engine)
 {
@@ -747,9 +749,12 @@ struct dma_fence *pagoda_job_submit(struct pagoda_job *job)
 	dma_fence_get(&job->fence);	/* one for the slot, one for the caller */
 	engine->next_slot = (engine->next_slot + 1) % PAGODA_ENGINE_SLOTS;
 
-	/* writel() orders the ring and buffer writes before the doorbell */
+	/*
+	 * writel() orders the ring and buffer writes before the doorbell;
+	 * pagoda_engine_reap() reads the fence after it (DOORBELL_POLL)
+	 */
 	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_RING_TAIL), engine->tail);
-	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_DOORBELL), 1);
+	pagoda_write(pgdev, eng_reg(engine, PAGODA_ENG_DOORBELL), 1 | PAGODA_DOORBELL_POLL);
 	mutex_unlock(&engine->submit_lock);
 	if (shared)
 		up_read(&engine->exclusive);
