@@ -33,6 +33,8 @@
  * - ``faults``: how many fault records the device queued since probe, and
  *   the last PAGODA_FAULT_LOG of them;
  * - ``resets``: render engine resets and adapter resets so far;
+ * - ``render_jobs``: render jobs pushed to the scheduler since probe, and
+ *   of them those SUBMIT ran directly (pagoda_sched.c);
  * - ``paging_hang`` (write-only): a write submits a paging job that waits
  *   forever (WAIT_FENCE on its own completion marker) and waits for it: the
  *   paging watchdog resets the adapter, the job fails with ETIMEDOUT, and
@@ -545,6 +547,16 @@ static int pagoda_debugfs_resets_show(struct seq_file *m, void *data)
 	return 0;
 }
 
+static int pagoda_debugfs_render_jobs_show(struct seq_file *m, void *data)
+{
+	struct pagoda_device *pgdev = m->private;
+
+	seq_printf(m, "pushed %lld\nrun directly %lld\n",
+		   (long long)atomic64_read(&pgdev->render_pushed),
+		   (long long)atomic64_read(&pgdev->render_direct_runs));
+	return 0;
+}
+
 static int pagoda_debugfs_phys_queue_show(struct seq_file *m, void *data)
 {
 	pagoda_phys_queue_show(m->private, m);
@@ -581,6 +593,7 @@ static const struct file_operations pagoda_debugfs_phys_hold_fops = {
 DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_segments);
 DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_faults);
 DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_resets);
+DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_render_jobs);
 DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_phys_queue);
 
 /* The link's files: its allocations and address spaces. */
@@ -600,6 +613,7 @@ static void pagoda_debugfs_gpu_init(struct pagoda_device *pgdev, struct dentry *
 		{ "segments", 0444, &pagoda_debugfs_segments_fops },
 		{ "faults", 0444, &pagoda_debugfs_faults_fops },
 		{ "resets", 0444, &pagoda_debugfs_resets_fops },
+		{ "render_jobs", 0444, &pagoda_debugfs_render_jobs_fops },
 		{ "phys_queue", 0444, &pagoda_debugfs_phys_queue_fops },
 		{ "evict", 0200, &pagoda_debugfs_evict_fops },
 		{ "paging_fault", 0200, &pagoda_debugfs_paging_fault_fops },

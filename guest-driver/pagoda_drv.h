@@ -242,6 +242,14 @@ struct pagoda_fault_entry {
  * @render_wq: its workqueue, ordered
  * @render_pushed: render jobs pushed to @render_sched
  * @render_started: of them, those it ran or dropped
+ * @render_queued: of them, those not run directly (pagoda_sched.c,
+ *	Direct submission) and not yet on the engine's ring
+ * @render_lingering: its worker waits for the next job of a stream
+ * @render_direct_lock: protects @render_direct; taken before the engine
+ *	locks (the recovery runs the jobs again under it)
+ * @render_direct: jobs run directly that the scheduler has not taken yet
+ *	(&pagoda_render_job.direct_link): the recovery runs them again
+ * @render_direct_runs: render jobs run directly since probe
  * @render_push_ns: when the last was pushed
  * @render_push_gap_ns: the time between the last two pushes
  * @slot_lock: protects @slots and every space's slot on this GPU
@@ -319,6 +327,11 @@ struct pagoda_device {
 	struct workqueue_struct *render_wq;
 	atomic64_t render_pushed;
 	atomic64_t render_started;
+	atomic_t render_queued;
+	bool render_lingering;
+	struct mutex render_direct_lock; /* see @render_direct_lock above */
+	struct list_head render_direct;
+	atomic64_t render_direct_runs;
 	u64 render_push_ns;
 	u64 render_push_gap_ns;
 	spinlock_t slot_lock; /* see @slot_lock above */

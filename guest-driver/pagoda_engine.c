@@ -238,6 +238,23 @@ struct pagoda_job *pagoda_engine_oldest(struct pagoda_engine *engine)
 }
 
 /**
+ * pagoda_engine_busy - whether a job handed to the engine has not retired
+ * @engine: the engine
+ *
+ * Return: true while one is in flight.
+ */
+bool pagoda_engine_busy(struct pagoda_engine *engine)
+{
+	unsigned long flags;
+	bool busy;
+
+	spin_lock_irqsave(&engine->fence_lock, flags);
+	busy = !list_empty(&engine->pending);
+	spin_unlock_irqrestore(&engine->fence_lock, flags);
+	return busy;
+}
+
+/**
  * pagoda_engine_fini - release the references an engine holds
  * @engine: a stopped engine
  */

@@ -168,6 +168,7 @@ int pagoda_engine_idle(struct pagoda_engine *engine, long timeout);
 void pagoda_engine_exclusive_begin(struct pagoda_engine *engine);
 void pagoda_engine_exclusive_end(struct pagoda_engine *engine);
 struct pagoda_job *pagoda_engine_oldest(struct pagoda_engine *engine);
+bool pagoda_engine_busy(struct pagoda_engine *engine);
 void pagoda_engine_fault(struct pagoda_engine *engine, u32 context);
 bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context);
 u64 pagoda_engine_busy_since(struct pagoda_engine *engine, u64 submit_ns);

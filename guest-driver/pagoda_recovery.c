@@ -57,12 +57,43 @@ static void pagoda_ctx_reset_hit(struct pagoda_gpu_ctx *ctx, u64 reset)
 }
 
 /*
+ * The jobs run directly (pagoda_sched.c) that the scheduler has not taken
+ * yet are on no pending list: one the reset aborted runs again the same
+ * way, as innocent, unless its context is banned or it cannot run; then
+ * the scheduler runs it in its turn (or cancels it).
+ */
+static void pagoda_render_resubmit_direct(struct pagoda_device *pgdev, u64 reset)
+{
+	struct pagoda_render_job *job, *next;
+	struct dma_fence *fence;
+
+	mutex_lock(&pgdev->render_direct_lock);
+	list_for_each_entry_safe(job, next, &pgdev->render_direct, direct_link) {
+		if (!dma_fence_is_signaled(job->direct) || job->direct->error != -ETIMEDOUT)
+			continue;
+		pagoda_ctx_reset_hit(job->ctx, reset);
+		fence = READ_ONCE(job->ctx->banned) ? NULL : pagoda_render_run_job(&job->base);
+		dma_fence_put(job->direct);
+		if (IS_ERR_OR_NULL(fence)) {
+			job->direct = NULL;
+			list_del(&job->direct_link);
+			pagoda_render_queue(job);
+			continue;
+		}
+		WRITE_ONCE(job->ctx->reset_innocent, true);
+		job->direct = fence;
+	}
+	mutex_unlock(&pgdev->render_direct_lock);
+}
+
+/*
  * After a reset, with the scheduler stopped: each job the reset aborted
  * (its engine fence failed with -ETIMEDOUT) runs again with a new engine
  * fence unless it is @bad (it keeps the failed fence: -ETIMEDOUT) or its
  * context was banned (-ECANCELED). Jobs that retired before the reset keep
  * their fence and its status; one the reset did not reach (no reset, the
- * device going away) keeps waiting for its own.
+ * device going away) keeps waiting for its own. Then the same for the jobs
+ * run directly that the scheduler has not taken.
  */
 static void pagoda_render_resubmit(struct pagoda_device *pgdev, struct drm_sched_job *bad)
 {
@@ -93,6 +124,7 @@ static void pagoda_render_resubmit(struct pagoda_device *pgdev, struct drm_sched
 		else
 			s_job->s_fence->parent = fence;
 	}
+	pagoda_render_resubmit_direct(pgdev, reset);
 }
 
 /**

@@ -22,6 +22,22 @@
  * (see pagoda_engine.c). While the portions of a split physical-mode
  * buffer run, the jobs of other contexts wait (pagoda_phys.c). A job that
  * hangs is handled by pagoda_recovery.c.
+ *
+ * Direct submission: the scheduler's worker runs on whichever CPU is
+ * free, so a job pushed while the engine idles waits for that CPU to wake
+ * up, and its completion for the submitter's (docs/performance.md, Where
+ * a round trip goes). A SUBMIT whose job could start at once, as nothing
+ * may run before it, hands it to the engine itself, before pushing it:
+ * its dependencies signalled, no job of any context waiting in the
+ * scheduler to be handed on (so none of its own context), the engine
+ * idle, no recovery running, the worker not awake for a stream of jobs
+ * (pagoda_render_linger()). The scheduler still takes the job in its turn
+ * (run_job returns that run's fence), times it out and frees it; only the
+ * hand-over came first. A reset that aborts the run before the scheduler
+ * took the job runs it again (pagoda_recovery.c). A short job has retired
+ * when SUBMIT returns (a doorbell runs the engine's first slice): its
+ * out-syncobjs then get a signalled fence instead of the scheduler's,
+ * which signals once the worker got to it.
  */
 
 #include <linux/slab.h>
@@ -224,6 +240,27 @@ struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 #define PAGODA_RENDER_LINGER_NS	(25 * NSEC_PER_USEC)
 
 /**
+ * pagoda_render_queue - count a job the scheduler is to hand to the engine
+ * @job: a job not on the ring, pushed or about to be
+ *
+ * A direct run does not overtake it (pagoda_render_direct_ok()).
+ */
+void pagoda_render_queue(struct pagoda_render_job *job)
+{
+	job->queued = true;
+	atomic_inc(&job->ctx->gpu->render_queued);
+}
+
+/* @job is on the ring, or will not run: direct runs may overtake it. */
+static void pagoda_render_dequeue(struct pagoda_render_job *job)
+{
+	if (job->queued) {
+		job->queued = false;
+		atomic_dec(&job->ctx->gpu->render_queued);
+	}
+}
+
+/**
  * pagoda_render_push - hand an armed render job to the scheduler
  * @job: the job
  */
@@ -236,16 +273,99 @@ void pagoda_render_push(struct pagoda_render_job *job)
 	WRITE_ONCE(pgdev->render_push_ns, now);
 	/* counted first: a job run before it is counted would look like none waiting */
 	atomic64_inc(&pgdev->render_pushed);
+	if (!job->direct)
+		pagoda_render_queue(job);
 	drm_sched_entity_push_job(&job->base);
 }
 
+/* Whether @job, armed and not pushed, may run before the scheduler takes it. */
+static bool pagoda_render_direct_ok(struct pagoda_render_job *job)
+{
+	struct pagoda_device *pgdev = job->ctx->gpu;
+	struct dma_fence *fence;
+	unsigned long index;
+
+	/* the worker awake for a stream of jobs hands them on as fast */
+	if (READ_ONCE(pgdev->render_lingering))
+		return false;
+	if (job->physical || job->split || READ_ONCE(job->ctx->banned) ||
+	    atomic_read(&pgdev->render_queued) ||
+	    pagoda_engine_busy(&pgdev->engine[PAGODA_ENGINE_RENDER]))
+		return false;
+	xa_for_each(&job->base.dependencies, index, fence)
+		if (!dma_fence_is_signaled(fence) || fence->error)
+			return false;
+	return true;
+}
+
+/*
+ * Direct submission (see the DOC block): run @job, armed and not pushed,
+ * when nothing may run before it. The caller holds the context's submit
+ * lock, so no job of the context is pushed meanwhile; the recovery lock,
+ * taken when free, keeps a recovery from running jobs again while this
+ * one goes on the ring before them.
+ *
+ * Return: the run's engine fence (a reference), or NULL when the job is
+ * left to the scheduler.
+ */
+static struct dma_fence *pagoda_render_run_direct(struct pagoda_render_job *job)
+{
+	struct pagoda_device *pgdev = job->ctx->gpu;
+	struct dma_fence *fence = NULL;
+
+	if (!mutex_trylock(&pgdev->recovery_lock))
+		return NULL;
+	if (pagoda_render_direct_ok(job)) {
+		fence = pagoda_render_run_job(&job->base);
+		if (IS_ERR_OR_NULL(fence)) {
+			fence = NULL;	/* the scheduler tries again */
+		} else {
+			mutex_lock(&pgdev->render_direct_lock);
+			job->direct = fence;
+			list_add_tail(&job->direct_link, &pgdev->render_direct);
+			mutex_unlock(&pgdev->render_direct_lock);
+			atomic64_inc(&pgdev->render_direct_runs);
+			dma_fence_get(fence);
+		}
+	}
+	mutex_unlock(&pgdev->recovery_lock);
+	return fence;
+}
+
+/* The fence of @job's direct run for the scheduler, or NULL: it has none. */
+static struct dma_fence *pagoda_render_take_direct(struct pagoda_render_job *job)
+{
+	struct pagoda_device *pgdev = job->ctx->gpu;
+	struct dma_fence *fence;
+
+	mutex_lock(&pgdev->render_direct_lock);
+	fence = job->direct;
+	if (fence) {
+		job->direct = NULL;
+		list_del(&job->direct_link);
+	}
+	mutex_unlock(&pgdev->render_direct_lock);
+	return fence;
+}
+
+/*
+ * The scheduler's run_job. A job run directly is on the engine already
+ * (or ran again after a reset aborted it: pagoda_recovery.c): that run's
+ * fence is its engine fence.
+ */
 static struct dma_fence *pagoda_render_sched_run_job(struct drm_sched_job *sched_job)
 {
 	struct pagoda_render_job *job = to_render_job(sched_job);
+	struct dma_fence *fence;
 
 	job->started = true;
 	atomic64_inc(&job->ctx->gpu->render_started);
-	return pagoda_render_run_job(sched_job);
+	fence = pagoda_render_take_direct(job);
+	if (fence)
+		return fence;
+	fence = pagoda_render_run_job(sched_job);
+	pagoda_render_dequeue(job);
+	return fence;
 }
 
 /*
@@ -263,9 +383,11 @@ static void pagoda_render_linger(struct pagoda_device *pgdev)
 	if (READ_ONCE(pgdev->render_push_gap_ns) > PAGODA_RENDER_LINGER_NS ||
 	    start - READ_ONCE(pgdev->render_push_ns) > PAGODA_RENDER_LINGER_NS)
 		return;
+	WRITE_ONCE(pgdev->render_lingering, true);
 	while (atomic64_read(&pgdev->render_pushed) == atomic64_read(&pgdev->render_started) &&
 	       ktime_get_raw_ns() - start < PAGODA_RENDER_LINGER_NS)
 		pagoda_spin();
+	WRITE_ONCE(pgdev->render_lingering, false);
 }
 
 static void pagoda_render_free_job(struct drm_sched_job *sched_job)
@@ -285,8 +407,11 @@ static void pagoda_render_free_job(struct drm_sched_job *sched_job)
 	if (job->hw_fence && dma_fence_remove_callback(job->hw_fence, &job->slot_cb))
 		pagoda_slot_put(job->ctx->gpu, job->slot);
 	dma_fence_put(job->hw_fence);
-	if (!job->started)
+	if (!job->started) {
 		atomic64_inc(&pgdev->render_started);
+		pagoda_render_dequeue(job);
+		dma_fence_put(pagoda_render_take_direct(job));
+	}
 	pagoda_render_job_free(job);
 	pagoda_render_linger(pgdev);
 }
@@ -317,6 +442,10 @@ int pagoda_sched_init(struct pagoda_device *pgdev)
 	int ret;
 
 	spin_lock_init(&pgdev->slot_lock);
+	INIT_LIST_HEAD(&pgdev->render_direct);
+	ret = drmm_mutex_init(pgdev->drm, &pgdev->render_direct_lock);
+	if (ret)
+		return ret;
 	/* high priority: a job's latency is mostly its worker's wake-up */
 	pgdev->render_wq = alloc_ordered_workqueue("pagoda-render", WQ_HIGHPRI | WQ_MEM_RECLAIM);
 	if (!pgdev->render_wq)
@@ -344,7 +473,11 @@ static int pagoda_submit_prepare(struct drm_gpuvm_exec *vm_exec)
 				     &job->base);
 }
 
-/* Lock the space, prepare it, arm and push @job. */
+/*
+ * Lock the space, prepare it, arm @job and push it, run directly first when
+ * it can. @done gets the fence for the out-syncobjs: the scheduler's, or a
+ * signalled one when the direct run retired already.
+ */
 static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *job,
 			      struct dma_fence **done)
 {
@@ -354,6 +487,7 @@ static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *jo
 		.num_fences = 1,
 		.extra = { .fn = pagoda_submit_prepare, .priv = job },
 	};
+	struct dma_fence *direct;
 	int ret;
 
 	mutex_lock(&vm->lock);
@@ -369,10 +503,24 @@ static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *jo
 	drm_sched_job_arm(&job->base);
 	trace_pagoda_render_submit(vm, job->ctx->id, job->cmd_va, job->cmd_size);
 	*done = dma_fence_get(&job->base.s_fence->finished);
+	/* nothing it maps moves or goes before the scheduler's fence signals */
 	drm_gpuvm_exec_resv_add_fence(&vm_exec, *done, DMA_RESV_USAGE_BOOKKEEP,
 				      DMA_RESV_USAGE_BOOKKEEP);
-	pagoda_render_push(job);
 	drm_gpuvm_exec_unlock(&vm_exec);
+	mutex_unlock(&vm->lock);
+
+	direct = pagoda_render_run_direct(job);
+	pagoda_render_push(job);
+	if (direct && dma_fence_is_signaled(direct) && !direct->error) {
+		struct dma_fence *stub = dma_fence_allocate_private_stub(direct->timestamp);
+
+		if (stub) {
+			dma_fence_put(*done);
+			*done = stub;
+		}
+	}
+	dma_fence_put(direct);
+	return 0;
 unlock:
 	mutex_unlock(&vm->lock);
 	return ret;

@@ -388,6 +388,13 @@ struct pagoda_gpu_ctx {
  * @slot_cb: releases @slot when @hw_fence signals
  * @run_ns: when it was handed to the engine
  * @started: the scheduler ran it (or dropped it: its run failed)
+ * @queued: pushed without a direct run and not yet handed to the engine
+ *	(counted in &pagoda_device.render_queued)
+ * @direct: the engine fence of its run by SUBMIT itself, before the
+ *	scheduler took it (a reference, handed to the scheduler by run_job):
+ *	see pagoda_sched.c, Direct submission; under
+ *	&pagoda_device.render_direct_lock
+ * @direct_link: in &pagoda_device.render_direct while @direct is set
  */
 struct pagoda_render_job {
 	struct drm_sched_job base;
@@ -403,6 +410,9 @@ struct pagoda_render_job {
 	struct dma_fence_cb slot_cb;
 	u64 run_ns;
 	bool started;
+	bool queued;
+	struct dma_fence *direct;
+	struct list_head direct_link;
 };
 
 static inline struct pagoda_render_job *to_render_job(struct drm_sched_job *sched_job)
@@ -498,6 +508,7 @@ struct pagoda_render_job *pagoda_render_job_create(struct pagoda_gpu_ctx *ctx);
 void pagoda_render_job_free(struct pagoda_render_job *job);
 struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job);
 void pagoda_render_push(struct pagoda_render_job *job);
+void pagoda_render_queue(struct pagoda_render_job *job);
 void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *barrier);
 
 /* pagoda_slot.c: the device's contexts lent to address spaces */

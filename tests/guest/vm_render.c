@@ -8,7 +8,8 @@
  * read-only page faults the job, a zero page reads zeros and drops
  * writes); an unmapped access kills only its context, while another
  * context and another process keep running; binds and submits chain
- * through binary and timeline syncobjs. Operations VM_BIND can read but
+ * through binary and timeline syncobjs; a job that can start at once is
+ * handed to the engine by SUBMIT itself. Operations VM_BIND can read but
  * not write back run, and the call says EFAULT with their count.
  */
 #include <sys/wait.h>
@@ -378,6 +379,94 @@ static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
 	pt_buf_destroy(dev, &data);
 }
 
+/* Render jobs SUBMIT ran directly since probe (debugfs "render_jobs"), or -1. */
+static long long direct_runs(void)
+{
+	char path[PT_PATH_MAX];
+
+	if (!pt_debugfs_dir(path, sizeof(path) - sizeof("/render_jobs")))
+		return -1;
+	strcat(path, "/render_jobs");
+	return pt_debugfs_value(path, "run directly", "directly ");
+}
+
+/* Whether the fence in @handle has signalled, without waiting. */
+static int signalled(struct pagoda_dev *dev, uint32_t handle)
+{
+	return !pagoda_syncobj_wait(dev, handle, 0, 0);
+}
+
+/*
+ * Direct submission: a job that may start at once (the engine idle,
+ * nothing waiting before it) is handed to the engine by SUBMIT itself, so
+ * a no-op has retired, its out-syncobj signalled, when SUBMIT returns (a
+ * few may not: a migration's stop defers a doorbell). A job behind one of
+ * its context that waits on the engine, and one of another context, wait
+ * for it, then run.
+ */
+static void test_direct_submission(struct pagoda_dev *dev, uint32_t ctx)
+{
+	struct drm_pagoda_sync out[3];
+	struct pagoda_cmdbuf nop, wait;
+	struct pt_buf flag, cmd[2];
+	unsigned int i, early = 0;
+	uint32_t other = 0, sync[3] = { 0 };
+	long long before;
+	int ret;
+
+	ret = pt_buf_create(dev, &flag, 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	for (i = 0; i < 2 && !ret; i++)
+		ret = pt_buf_create(dev, &cmd[i], 4 * KIB, DRM_PAGODA_SEGMENT_SYSTEM, 0);
+	for (i = 0; i < 3 && !ret; i++) {
+		ret = pagoda_syncobj_create(dev, &sync[i]);
+		out[i] = (struct drm_pagoda_sync){ .handle = sync[i] };
+	}
+	if (!ret)
+		ret = pagoda_ctx_create(dev, DRM_PAGODA_PRIORITY_NORMAL, &other);
+	if (!pt_check(!ret, "direct submission: set up (%d)", ret))
+		return;
+	pagoda_cmdbuf_init(&nop, cmd[0].bo.map, cmd[0].bo.size);
+	pagoda_cmd_nop(&nop, 1);
+	pagoda_cmdbuf_init(&wait, cmd[1].bo.map, cmd[1].bo.size);
+	pagoda_cmd_wait(&wait, flag.va, 1);
+	*(volatile uint64_t *)flag.bo.map = 0;
+
+	before = direct_runs();
+	for (i = 0; i < 10 && !ret; i++) {
+		usleep(1000);	/* lone jobs: no stream for the scheduler's worker */
+		ret = pagoda_submit(dev, ctx, cmd[0].va, nop.used_bytes, NULL, 0, &out[0], 1);
+		early += !ret && signalled(dev, sync[0]);
+		if (!ret)
+			ret = pagoda_syncobj_wait(dev, sync[0], 0, PT_JOB_TIMEOUT_NS);
+	}
+	pt_check(!ret && early >= 8 && direct_runs() - before >= early,
+		 "direct submission: %u of 10 lone no-op jobs retired when SUBMIT returned, %lld run directly (%d)",
+		 early, direct_runs() - before, ret);
+
+	before = direct_runs();
+	ret = pagoda_submit(dev, ctx, cmd[1].va, wait.used_bytes, NULL, 0, &out[1], 1);
+	if (!ret)
+		ret = pagoda_submit(dev, ctx, cmd[0].va, nop.used_bytes, NULL, 0, &out[2], 1);
+	if (!ret)
+		ret = pagoda_submit(dev, other, cmd[0].va, nop.used_bytes, NULL, 0, &out[0], 1);
+	usleep(10000);
+	pt_check(!ret && !signalled(dev, sync[1]) && !signalled(dev, sync[2]) &&
+		 !signalled(dev, sync[0]) && direct_runs() - before == 1,
+		 "direct submission: behind a job waiting on the engine, jobs of its context and another wait; %lld of 3 run directly (%d)",
+		 direct_runs() - before, ret);
+	*(volatile uint64_t *)flag.bo.map = 1;
+	for (i = 0; i < 3 && !ret; i++)
+		ret = pagoda_syncobj_wait(dev, sync[i], 0, PT_JOB_TIMEOUT_NS);
+	pt_check(!ret, "direct submission: all three ran once the first's wait ended (%d)", ret);
+
+	pagoda_ctx_destroy(dev, other);
+	for (i = 0; i < 3; i++)
+		pagoda_syncobj_destroy(dev, sync[i]);
+	for (i = 0; i < 2; i++)
+		pt_buf_destroy(dev, &cmd[i]);
+	pt_buf_destroy(dev, &flag);
+}
+
 /* Leaf tables of this process's space (debugfs "vms"; one space open), or -1. */
 static long long leaf_tables(void)
 {
@@ -640,6 +729,7 @@ int main(void)
 		for (dst = 0; dst < 3; dst++)
 			test_commands(&dev, ctx, src, dst);
 	test_syncobjs(&dev, ctx);
+	test_direct_submission(&dev, ctx);
 	test_large_pages(&dev, ctx);
 	test_page_alignment(&dev, ctx);
 	if (levels == 2)
