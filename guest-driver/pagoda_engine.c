@@ -395,7 +395,10 @@ void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired)
 	spin_unlock_irqrestore(&engine->fence_lock, flags);
 }
 
-/*
+/**
+ * pagoda_engine_reap - retire what the engine finished, if it all completed
+ * @engine: the engine
+ *
  * A doorbell runs the engine's first short slice before the write returns
  * (hardware.md, Execution), so a small job has often retired by then: its
  * fence signals here, on the submitter's CPU, instead of after its
@@ -403,9 +406,11 @@ void pagoda_engine_retire_upto(struct pagoda_engine *engine, u64 retired)
  * written fence completed: one that did not has a fault record, which the
  * interrupt handler handles before the fence signals. The doorbell asks
  * for no interrupt when the slice left the engine idle with every entry
- * completed (DOORBELL_POLL): then this retires everything.
+ * completed (DOORBELL_POLL), so a job that completed behind one that did
+ * not may have no interrupt of its own: the interrupt handler reaps too,
+ * once it retired the one that did not.
  */
-static void pagoda_engine_reap(struct pagoda_engine *engine)
+void pagoda_engine_reap(struct pagoda_engine *engine)
 {
 	u64 written = pagoda_engine_written_fence(engine);
 

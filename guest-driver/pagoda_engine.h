@@ -169,6 +169,7 @@ void pagoda_engine_exclusive_begin(struct pagoda_engine *engine);
 void pagoda_engine_exclusive_end(struct pagoda_engine *engine);
 struct pagoda_job *pagoda_engine_oldest(struct pagoda_engine *engine);
 bool pagoda_engine_busy(struct pagoda_engine *engine);
+void pagoda_engine_reap(struct pagoda_engine *engine);
 void pagoda_engine_fault(struct pagoda_engine *engine, u32 context);
 bool pagoda_context_halted(struct pagoda_device *pgdev, u32 context);
 u64 pagoda_engine_busy_since(struct pagoda_engine *engine, u64 submit_ns);

@@ -201,8 +201,16 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 	if (incomplete)
 		pagoda_fault_drain(pgdev);
 	for (e = 0; e < PAGODA_NUM_ENGINES; e++)
-		if (status & PAGODA_INT_ENGINE(e))
+		if (status & PAGODA_INT_ENGINE(e)) {
 			pagoda_engine_retire_upto(&pgdev->engine[e], retired[e]);
+			/*
+			 * A job that completed after the read, behind one that
+			 * did not, may have had its interrupt dropped
+			 * (DOORBELL_POLL) and its submitter's reap stopped at
+			 * the one just retired.
+			 */
+			pagoda_engine_reap(&pgdev->engine[e]);
+		}
 	if (status & PAGODA_INT_FAULT) {
 		pagoda_fault_drain(pgdev);
 		pagoda_write(pgdev, PAGODA_REG_INT_STATUS, PAGODA_INT_FAULT);
