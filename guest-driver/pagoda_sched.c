@@ -139,12 +139,10 @@ void pagoda_split_barrier_signal(struct pagoda_device *pgdev, struct dma_fence *
 
 /*
  * While a split buffer's portions run, every job that is not one of them
- * waits for its barrier (pagoda_phys.c).
+ * waits for its barrier (pagoda_phys.c): the barrier (a reference) or NULL.
  */
-static struct dma_fence *pagoda_render_prepare_job(struct drm_sched_job *sched_job,
-						   struct drm_sched_entity *entity)
+static struct dma_fence *pagoda_split_barrier(struct pagoda_render_job *job)
 {
-	struct pagoda_render_job *job = to_render_job(sched_job);
 	struct pagoda_device *pgdev = job->ctx->gpu;
 	struct dma_fence *barrier = NULL;
 	unsigned long flags;
@@ -155,6 +153,31 @@ static struct dma_fence *pagoda_render_prepare_job(struct drm_sched_job *sched_j
 		barrier = dma_fence_get(pgdev->split_active);
 	spin_unlock_irqrestore(&pgdev->split_lock, flags);
 	return barrier;
+}
+
+static struct dma_fence *pagoda_render_prepare_job(struct drm_sched_job *sched_job,
+						   struct drm_sched_entity *entity)
+{
+	return pagoda_split_barrier(to_render_job(sched_job));
+}
+
+/*
+ * A direct run goes first only onto an idle engine and not between the
+ * portions of a split buffer. Checked under the engine's submit lock: a
+ * first portion makes its barrier active before it takes that lock, so
+ * either this job sees the barrier or it goes on the ring before that
+ * portion.
+ */
+static bool pagoda_render_may_go_first(struct pagoda_render_job *job)
+{
+	struct pagoda_device *pgdev = job->ctx->gpu;
+	struct dma_fence *barrier;
+
+	if (pagoda_engine_busy(&pgdev->engine[PAGODA_ENGINE_RENDER]))
+		return false;
+	barrier = pagoda_split_barrier(job);
+	dma_fence_put(barrier);
+	return !barrier;
 }
 
 /* The job retired: its slot goes back, its time counts for its space. */
@@ -170,18 +193,13 @@ static void pagoda_slot_job_done(struct dma_fence *fence, struct dma_fence_cb *c
 	pagoda_slot_put(gpu, job->slot);
 }
 
-/**
- * pagoda_render_run_job - hand a render job to the engine
- * @sched_job: the job
- *
- * The scheduler's run_job, and the resubmission of an innocent job after
- * a reset (pagoda_recovery.c).
- *
- * Return: the engine fence, NULL or an ERR_PTR.
+/*
+ * Hand @job to the engine; @direct: only if it may go first
+ * (pagoda_render_may_go_first()), else NULL.
  */
-struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
+static struct dma_fence *pagoda_render_run(struct pagoda_render_job *job, bool direct)
 {
-	struct pagoda_render_job *job = to_render_job(sched_job);
+	struct drm_sched_job *sched_job = &job->base;
 	struct pagoda_gpu_ctx *ctx = job->ctx;
 	struct pagoda_device *pgdev = ctx->gpu;
 	struct pagoda_job *hw;
@@ -209,6 +227,12 @@ struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 		return ERR_CAST(hw);
 	}
+	if (direct && !pagoda_render_may_go_first(job)) {
+		pagoda_job_abort(hw);
+		pagoda_slot_put(pgdev, job->slot);
+		drm_dev_exit(idx);
+		return NULL;
+	}
 	if (job->physical)
 		pagoda_job_set_user(hw, job->slot, job->phys_addr, job->cmd_size, false);
 	else
@@ -231,6 +255,20 @@ struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
 	drm_dev_exit(idx);
 	/* the scheduler takes the submission's reference */
 	return fence;
+}
+
+/**
+ * pagoda_render_run_job - hand a render job to the engine
+ * @sched_job: the job
+ *
+ * The scheduler's run_job, and the resubmission of an innocent job after
+ * a reset (pagoda_recovery.c).
+ *
+ * Return: the engine fence, NULL or an ERR_PTR.
+ */
+struct dma_fence *pagoda_render_run_job(struct drm_sched_job *sched_job)
+{
+	return pagoda_render_run(to_render_job(sched_job), false);
 }
 
 /*
@@ -289,8 +327,7 @@ static bool pagoda_render_direct_ok(struct pagoda_render_job *job)
 	if (READ_ONCE(pgdev->render_lingering))
 		return false;
 	if (job->physical || job->split || READ_ONCE(job->ctx->banned) ||
-	    atomic_read(&pgdev->render_queued) ||
-	    pagoda_engine_busy(&pgdev->engine[PAGODA_ENGINE_RENDER]))
+	    atomic_read(&pgdev->render_queued))
 		return false;
 	xa_for_each(&job->base.dependencies, index, fence)
 		if (!dma_fence_is_signaled(fence) || fence->error)
@@ -316,7 +353,7 @@ static struct dma_fence *pagoda_render_run_direct(struct pagoda_render_job *job)
 	if (!mutex_trylock(&pgdev->recovery_lock))
 		return NULL;
 	if (pagoda_render_direct_ok(job)) {
-		fence = pagoda_render_run_job(&job->base);
+		fence = pagoda_render_run(job, true);
 		if (IS_ERR_OR_NULL(fence)) {
 			fence = NULL;	/* the scheduler tries again */
 		} else {
