@@ -51,6 +51,10 @@
  *   join the queue but none takes its turn (the one running goes on);
  *   closing it lets them run in order. How tests and the split benchmark
  *   queue buffers behind one another.
+ * - ``render_hold`` (write-only): while it is open, the render scheduler
+ *   hands no job to the engine and frees none (SUBMIT's direct runs go
+ *   on); closing it, a recovery or a PCI reset lets it go again. How
+ *   tests keep a directly run job from the scheduler.
  *
  * Reading them takes the locks the data needs, never a BO reservation for
  * longer than a trylock: a busy allocation shows as "busy".
@@ -590,6 +594,37 @@ static const struct file_operations pagoda_debugfs_phys_hold_fops = {
 	.release = pagoda_debugfs_phys_hold_release,
 };
 
+/* "render_hold": see the DOC block. The file keeps the device. */
+static int pagoda_debugfs_render_hold_open(struct inode *inode, struct file *f)
+{
+	struct pagoda_device *pgdev = inode->i_private;
+
+	drm_dev_get(pgdev->drm);
+	drm_sched_wqueue_stop(&pgdev->render_sched);
+	f->private_data = pgdev;
+	return 0;
+}
+
+static int pagoda_debugfs_render_hold_release(struct inode *inode, struct file *f)
+{
+	struct pagoda_device *pgdev = f->private_data;
+	int idx;
+
+	/* an unplugged device's scheduler stays stopped */
+	if (drm_dev_enter(pgdev->drm, &idx)) {
+		drm_sched_wqueue_start(&pgdev->render_sched);
+		drm_dev_exit(idx);
+	}
+	drm_dev_put(pgdev->drm);
+	return 0;
+}
+
+static const struct file_operations pagoda_debugfs_render_hold_fops = {
+	.owner = THIS_MODULE,
+	.open = pagoda_debugfs_render_hold_open,
+	.release = pagoda_debugfs_render_hold_release,
+};
+
 DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_segments);
 DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_faults);
 DEFINE_SHOW_ATTRIBUTE(pagoda_debugfs_resets);
@@ -621,6 +656,7 @@ static void pagoda_debugfs_gpu_init(struct pagoda_device *pgdev, struct dentry *
 		{ "paging_hang", 0200, &pagoda_debugfs_paging_hang_fops },
 		{ "engine_reset_fails", 0200, &pagoda_debugfs_engine_reset_fails_fops },
 		{ "phys_hold", 0200, &pagoda_debugfs_phys_hold_fops },
+		{ "render_hold", 0200, &pagoda_debugfs_render_hold_fops },
 	};
 	unsigned int i;
 

@@ -18,7 +18,10 @@
  *   runs afterwards; allocations in VRAM, hidden VRAM and system memory
  *   keep their bytes, as the CPU (hidden VRAM through the host aperture,
  *   mapped again) and the GPU (CRC-32 through the page tables, and
- *   through the aperture in physical mode) read them.
+ *   through the aperture in physical mode) read them;
+ * - a job SUBMIT ran directly (the engine idle) and the scheduler has not
+ *   taken yet (debugfs "render_hold"), aborted by an adapter reset, runs
+ *   again as innocent and completes without an error.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -366,6 +369,64 @@ out:
 	proc_close(&p);
 }
 
+/* Render jobs SUBMIT ran directly since probe (debugfs "render_jobs"). */
+static long long direct_runs(void)
+{
+	char path[PT_PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/render_jobs", dbg_dir);
+	return pt_debugfs_value(path, "run directly", "directly ");
+}
+
+static void test_direct_reset(void)
+{
+	char path[PT_PATH_MAX + 16];
+	volatile uint64_t *flag;
+	struct drm_pagoda_ctx_query q;
+	struct pagoda_cmdbuf cb;
+	int ret, hold, status, hang_result = -1;
+	long long before;
+	pthread_t thread;
+	uint32_t sync;
+	struct proc p;
+
+	ret = proc_open(&p, 64 * KIB);
+	snprintf(path, sizeof(path), "%s/render_hold", dbg_dir);
+	hold = ret ? -1 : open(path, O_WRONLY);
+	if (!pt_check(!ret && hold >= 0, "direct run and reset: set up (%d, %s)", ret,
+		      strerror(errno)))
+		return;
+	/* waits for the CPU's word at 32 KiB of the command buffer, then writes */
+	flag = (uint64_t *)((uint8_t *)p.cmd.bo.map + 32 * KIB);
+	*flag = 0;
+	pagoda_cmdbuf_init(&cb, p.cmd.bo.map, 256);
+	pagoda_cmd_wait(&cb, p.cmd.va + 32 * KIB, 1);
+	pagoda_cmd_fill(&cb, p.data.va, 4, 0x600d);
+	before = direct_runs();
+	ret = submit(&p, 0, &cb, &sync);
+	pt_check(!ret && direct_runs() == before + 1,
+		 "direct run and reset: the job ran directly, the scheduler held (%d)", ret);
+	if (pthread_create(&thread, NULL, paging_hang, &hang_result)) {
+		pt_check(false, "direct run and reset: thread");
+		close(hold);
+		proc_close(&p);
+		return;
+	}
+	pthread_join(thread, NULL);
+	close(hold);
+	*flag = 1;
+	status = ret ? ret : finish(&p.dev, sync);
+	pt_check(hang_result == 0 && status == 0 && *(volatile uint32_t *)p.data.bo.map == 0x600d,
+		 "direct run and reset: aborted by the adapter reset, it ran again and completed (%s, %s)",
+		 strerror(-hang_result), strerror(-status));
+	memset(&q, 0, sizeof(q));
+	ret = pagoda_ctx_query(&p.dev, p.ctx, &q);
+	pt_check(!ret && q.status == DRM_PAGODA_CTX_RESET_INNOCENT && q.resets == 1,
+		 "direct run and reset: its context is innocent of 1 reset (status 0x%x, resets %llu)",
+		 q.status, (unsigned long long)q.resets);
+	proc_close(&p);
+}
+
 int main(void)
 {
 	if (!pt_debugfs_dir(dbg_dir, sizeof(dbg_dir)))
@@ -374,6 +435,7 @@ int main(void)
 	if (dbg_dir[0]) {
 		test_engine_reset(true);
 		test_adapter_reset();
+		test_direct_reset();
 	} else {
 		printf("failed engine reset, adapter reset: no debugfs, skipped\n");
 	}
