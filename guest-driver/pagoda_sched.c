@@ -326,8 +326,13 @@ static bool pagoda_render_direct_ok(struct pagoda_render_job *job)
 	/* the worker awake for a stream of jobs hands them on as fast */
 	if (READ_ONCE(pgdev->render_lingering))
 		return false;
+	/*
+	 * Checked again under the engine's lock (pagoda_render_may_go_first());
+	 * here so that a busy engine's full ring is not waited for.
+	 */
 	if (job->physical || job->split || READ_ONCE(job->ctx->banned) ||
-	    atomic_read(&pgdev->render_queued))
+	    atomic_read(&pgdev->render_queued) ||
+	    pagoda_engine_busy(&pgdev->engine[PAGODA_ENGINE_RENDER]))
 		return false;
 	xa_for_each(&job->base.dependencies, index, fence)
 		if (!dma_fence_is_signaled(fence) || fence->error)
@@ -549,7 +554,8 @@ static int pagoda_submit_push(struct pagoda_vm *vm, struct pagoda_render_job *jo
 	direct = pagoda_render_run_direct(job);
 	pagoda_render_push(job);
 	if (direct && dma_fence_is_signaled(direct) && !direct->error) {
-		struct dma_fence *stub = dma_fence_allocate_private_stub(direct->timestamp);
+		ktime_t retired = dma_fence_timestamp(direct);
+		struct dma_fence *stub = dma_fence_allocate_private_stub(retired);
 
 		if (stub) {
 			dma_fence_put(*done);
