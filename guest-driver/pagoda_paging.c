@@ -39,6 +39,13 @@
 #include "pagoda_drv.h"
 #include "pagoda_paging.h"
 
+/*
+ * A staged batch's first buffer: a few commands, as a bind of one range
+ * makes, come from a small slab rather than the page allocator (a job's
+ * worth is 16 KiB); larger requests double it.
+ */
+#define PAGODA_STAGE_MIN_BYTES	512
+
 /* A command at a little-endian byte offset of its buffer. */
 static void put32(u8 *cmd, unsigned int offset, u32 value)
 {
@@ -93,7 +100,7 @@ static u8 *batch_stage(struct pagoda_paging_batch *batch, u32 bytes)
 
 	if (batch->staged_bytes + bytes > batch->staged_size) {
 		u32 size = max3(2 * batch->staged_size, batch->staged_bytes + bytes,
-				(u32)PAGODA_JOB_CAPACITY);
+				(u32)PAGODA_STAGE_MIN_BYTES);
 		u8 *staged = kvmalloc(size, GFP_KERNEL);
 
 		if (!staged)
