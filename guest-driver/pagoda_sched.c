@@ -204,7 +204,6 @@ static struct dma_fence *pagoda_render_run(struct pagoda_render_job *job, bool d
 	struct pagoda_device *pgdev = ctx->gpu;
 	struct pagoda_job *hw;
 	struct dma_fence *fence;
-
 	int idx;
 
 	if (job->split)
@@ -218,20 +217,18 @@ static struct dma_fence *pagoda_render_run(struct pagoda_render_job *job, bool d
 		return ERR_PTR(-ENODEV);
 	job->slot = pagoda_slot_get(pgdev, ctx->vm);
 	if (!job->slot) {
-		drm_dev_exit(idx);
-		return ERR_PTR(-EBUSY);
+		fence = ERR_PTR(-EBUSY);
+		goto exit;
 	}
 	hw = pagoda_job_begin(&pgdev->engine[PAGODA_ENGINE_RENDER]);
 	if (IS_ERR(hw)) {
-		pagoda_slot_put(pgdev, job->slot);
-		drm_dev_exit(idx);
-		return ERR_CAST(hw);
+		fence = ERR_CAST(hw);
+		goto put_slot;
 	}
 	if (direct && !pagoda_render_may_go_first(job)) {
 		pagoda_job_abort(hw);
-		pagoda_slot_put(pgdev, job->slot);
-		drm_dev_exit(idx);
-		return NULL;
+		fence = NULL;
+		goto put_slot;
 	}
 	if (job->physical)
 		pagoda_job_set_user(hw, job->slot, job->phys_addr, job->cmd_size, false);
@@ -254,6 +251,12 @@ static struct dma_fence *pagoda_render_run(struct pagoda_render_job *job, bool d
 	}
 	drm_dev_exit(idx);
 	/* the scheduler takes the submission's reference */
+	return fence;
+
+put_slot:
+	pagoda_slot_put(pgdev, job->slot);
+exit:
+	drm_dev_exit(idx);
 	return fence;
 }
 
