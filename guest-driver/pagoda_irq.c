@@ -209,7 +209,8 @@ static irqreturn_t pagoda_irq_handler(int irq, void *arg)
 			 * (DOORBELL_POLL) and its submitter's reap stopped at
 			 * the one just retired.
 			 */
-			pagoda_engine_reap(&pgdev->engine[e]);
+			if (incomplete)
+				pagoda_engine_reap(&pgdev->engine[e]);
 		}
 	if (status & PAGODA_INT_FAULT) {
 		pagoda_fault_drain(pgdev);
