@@ -506,6 +506,17 @@ static inline long long pt_debugfs_value(const char *path, const char *start, co
 	return value;
 }
 
+/* Render jobs SUBMIT ran directly since probe (debugfs "render_jobs"), or -1. */
+static inline long long pt_direct_runs(void)
+{
+	char path[PT_PATH_MAX];
+
+	if (!pt_debugfs_dir(path, sizeof(path) - sizeof("/render_jobs")))
+		return -1;
+	strcat(path, "/render_jobs");
+	return pt_debugfs_value(path, "run directly", "directly ");
+}
+
 /*
  * The CRC-32 of the RGB bytes (R first, rows top to bottom) of a @w x @h
  * screen whose pixel (x, y) is @pixel(x, y, @arg) as 0xRRGGBB: what a

@@ -369,15 +369,6 @@ out:
 	proc_close(&p);
 }
 
-/* Render jobs SUBMIT ran directly since probe (debugfs "render_jobs"). */
-static long long direct_runs(void)
-{
-	char path[PT_PATH_MAX + 16];
-
-	snprintf(path, sizeof(path), "%s/render_jobs", dbg_dir);
-	return pt_debugfs_value(path, "run directly", "directly ");
-}
-
 static void test_direct_reset(void)
 {
 	char path[PT_PATH_MAX + 16];
@@ -402,9 +393,9 @@ static void test_direct_reset(void)
 	pagoda_cmdbuf_init(&cb, p.cmd.bo.map, 256);
 	pagoda_cmd_wait(&cb, p.cmd.va + 32 * KIB, 1);
 	pagoda_cmd_fill(&cb, p.data.va, 4, 0x600d);
-	before = direct_runs();
+	before = pt_direct_runs();
 	ret = submit(&p, 0, &cb, &sync);
-	pt_check(!ret && direct_runs() == before + 1,
+	pt_check(!ret && pt_direct_runs() == before + 1,
 		 "direct run and reset: the job ran directly, the scheduler held (%d)", ret);
 	if (pthread_create(&thread, NULL, paging_hang, &hang_result)) {
 		pt_check(false, "direct run and reset: thread");

@@ -379,17 +379,6 @@ static void test_syncobjs(struct pagoda_dev *dev, uint32_t ctx)
 	pt_buf_destroy(dev, &data);
 }
 
-/* Render jobs SUBMIT ran directly since probe (debugfs "render_jobs"), or -1. */
-static long long direct_runs(void)
-{
-	char path[PT_PATH_MAX];
-
-	if (!pt_debugfs_dir(path, sizeof(path) - sizeof("/render_jobs")))
-		return -1;
-	strcat(path, "/render_jobs");
-	return pt_debugfs_value(path, "run directly", "directly ");
-}
-
 /* Whether the fence in @handle has signalled, without waiting. */
 static int signalled(struct pagoda_dev *dev, uint32_t handle)
 {
@@ -431,7 +420,7 @@ static void test_direct_submission(struct pagoda_dev *dev, uint32_t ctx)
 	pagoda_cmd_wait(&wait, flag.va, 1);
 	*(volatile uint64_t *)flag.bo.map = 0;
 
-	before = direct_runs();
+	before = pt_direct_runs();
 	for (i = 0; i < 10 && !ret; i++) {
 		usleep(1000);	/* lone jobs: no stream for the scheduler's worker */
 		ret = pagoda_submit(dev, ctx, cmd[0].va, nop.used_bytes, NULL, 0, &out[0], 1);
@@ -439,11 +428,11 @@ static void test_direct_submission(struct pagoda_dev *dev, uint32_t ctx)
 		if (!ret)
 			ret = pagoda_syncobj_wait(dev, sync[0], 0, PT_JOB_TIMEOUT_NS);
 	}
-	pt_check(!ret && early >= 8 && direct_runs() - before >= early,
+	pt_check(!ret && early >= 8 && pt_direct_runs() - before >= early,
 		 "direct submission: %u of 10 lone no-op jobs retired when SUBMIT returned, %lld run directly (%d)",
-		 early, direct_runs() - before, ret);
+		 early, pt_direct_runs() - before, ret);
 
-	before = direct_runs();
+	before = pt_direct_runs();
 	ret = pagoda_submit(dev, ctx, cmd[1].va, wait.used_bytes, NULL, 0, &out[1], 1);
 	if (!ret)
 		ret = pagoda_submit(dev, ctx, cmd[0].va, nop.used_bytes, NULL, 0, &out[2], 1);
@@ -451,9 +440,9 @@ static void test_direct_submission(struct pagoda_dev *dev, uint32_t ctx)
 		ret = pagoda_submit(dev, other, cmd[0].va, nop.used_bytes, NULL, 0, &out[0], 1);
 	usleep(10000);
 	pt_check(!ret && !signalled(dev, sync[1]) && !signalled(dev, sync[2]) &&
-		 !signalled(dev, sync[0]) && direct_runs() - before == 1,
+		 !signalled(dev, sync[0]) && pt_direct_runs() - before == 1,
 		 "direct submission: behind a job waiting on the engine, jobs of its context and another wait; %lld of 3 run directly (%d)",
-		 direct_runs() - before, ret);
+		 pt_direct_runs() - before, ret);
 	*(volatile uint64_t *)flag.bo.map = 1;
 	for (i = 0; i < 3 && !ret; i++)
 		ret = pagoda_syncobj_wait(dev, sync[i], 0, PT_JOB_TIMEOUT_NS);
