@@ -396,9 +396,7 @@ static struct dma_fence *pagoda_render_take_direct(struct pagoda_render_job *job
 /*
  * The scheduler's run_job. A job run directly is on the engine already
  * (or ran again after a reset aborted it: pagoda_recovery.c): that run's
- * fence is its engine fence. @direct is looked at without its lock first:
- * SUBMIT set it before the push, and the recovery, which may change it,
- * runs with the scheduler stopped; a stream's jobs take no lock here.
+ * fence is its engine fence.
  */
 static struct dma_fence *pagoda_render_sched_run_job(struct drm_sched_job *sched_job)
 {
@@ -407,7 +405,7 @@ static struct dma_fence *pagoda_render_sched_run_job(struct drm_sched_job *sched
 
 	job->started = true;
 	atomic64_inc(&job->ctx->gpu->render_started);
-	fence = job->direct ? pagoda_render_take_direct(job) : NULL;
+	fence = pagoda_render_take_direct(job);
 	if (fence)
 		return fence;
 	fence = pagoda_render_run_job(sched_job);
